@@ -1,0 +1,51 @@
+package judge
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// budget is a token bucket of judge requests refilled at rate per second and
+// holding at most one second's worth. It answers at once: a judgement that
+// does not fit is refused, never queued, so that a backlog cannot build up
+// behind a slow or expensive judge.
+//
+// A judgement needing more requests than the bucket holds (a span with more
+// chunks than max_requests_per_second, in per_chunk mode) is admitted when
+// the bucket is full and leaves it in debt, so large spans are delayed by
+// the refill rather than refused forever, and the long-run rate still holds.
+// golang.org/x/time/rate cannot express that debt (ReserveN refuses n > burst),
+// which is why this is written out here.
+type budget struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+	clock  Clock
+}
+
+func newBudget(perSecond float64, clock Clock) *budget {
+	burst := math.Max(1, perSecond)
+	return &budget{rate: perSecond, burst: burst, tokens: burst, last: clock.Now(), clock: clock}
+}
+
+// take reserves n requests, or reports false and reserves nothing.
+func (b *budget) take(n int) bool {
+	if n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	if elapsed := now.Sub(b.last); elapsed > 0 {
+		b.tokens = math.Min(b.burst, b.tokens+elapsed.Seconds()*b.rate)
+		b.last = now
+	}
+	if b.tokens < math.Min(float64(n), b.burst) {
+		return false
+	}
+	b.tokens -= float64(n)
+	return true
+}

@@ -1,0 +1,255 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ragprecision/ragprecision/internal/chattest"
+)
+
+func cachedConfig(url string) Config {
+	c := testConfig(url)
+	c.CacheSize = 100
+	c.CacheTTL = time.Hour
+	return c
+}
+
+func TestCacheServesRepeats(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	req := Request{Query: "q", Reference: "r", Chunks: []string{"x1", "y", "x2"}}
+	first, err := j.Judge(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := j.Judge(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(relevant(first), relevant(second)) || !reflect.DeepEqual(relevant(first), []bool{true, false, true}) {
+		t.Fatalf("%v / %v", relevant(first), relevant(second))
+	}
+	if srv.Calls() != 3 {
+		t.Fatalf("%d upstream calls, want 3", srv.Calls())
+	}
+	if second.Usage != (Usage{}) {
+		t.Errorf("cached verdicts cost nothing: %+v", second.Usage)
+	}
+	if s := obs.snapshot(); s.hits != 3 || s.misses != 3 {
+		t.Errorf("hits=%d misses=%d, want 3/3", s.hits, s.misses)
+	}
+	// A partly cached span sends only the new chunk.
+	if _, err := j.Judge(context.Background(), Request{Query: "q", Reference: "r", Chunks: []string{"x1", "new x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Calls() != 4 {
+		t.Fatalf("%d upstream calls, want 4", srv.Calls())
+	}
+}
+
+func TestCacheKeySeparatesInputs(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	j := mustNew(t, cachedConfig(srv.URL))
+	for _, req := range []Request{
+		{Query: "q", Reference: "r", Chunks: []string{"x"}},
+		{Query: "q", Reference: "other reference", Chunks: []string{"x"}},
+		{Query: "other question", Reference: "r", Chunks: []string{"x"}},
+		// Length-prefixed fields: moving text between fields is a new key.
+		{Query: "q", Reference: "", Chunks: []string{"rx"}},
+		{Query: "", Reference: "qr", Chunks: []string{"x"}},
+	} {
+		if _, err := j.Judge(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv.Calls() != 5 {
+		t.Fatalf("%d upstream calls, want 5 distinct keys", srv.Calls())
+	}
+	// A different judge or mode does not share verdicts.
+	a, b := cachedConfig(srv.URL), cachedConfig(srv.URL)
+	b.Mode = ModeBatched
+	ja, jb := mustNew(t, a).(*cachedJudge), mustNew(t, b).(*cachedJudge)
+	if ja.key("q", "r", "x") == jb.key("q", "r", "x") {
+		t.Fatal("mode is not part of the key")
+	}
+	b = cachedConfig(srv.URL)
+	b.Model = "openai:other"
+	if jc := mustNew(t, b).(*cachedJudge); ja.key("q", "r", "x") == jc.key("q", "r", "x") {
+		t.Fatal("model is not part of the key")
+	}
+}
+
+func TestCacheTTLExpiry(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	clock := newFakeClock()
+	c := cachedConfig(srv.URL)
+	c.CacheTTL = time.Minute
+	j := mustNew(t, c, WithClock(clock))
+	req := Request{Reference: "r", Chunks: []string{"x"}}
+	for _, step := range []struct {
+		advance time.Duration
+		calls   int64
+	}{{0, 1}, {59 * time.Second, 1}, {time.Second, 2}, {30 * time.Second, 2}} {
+		clock.Advance(step.advance)
+		if _, err := j.Judge(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Calls(); got != step.calls {
+			t.Fatalf("after +%s: %d upstream calls, want %d", step.advance, got, step.calls)
+		}
+	}
+}
+
+func TestCacheEvictsAtSize(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	c := cachedConfig(srv.URL)
+	c.CacheSize = 2
+	j := mustNew(t, c)
+	judge := func(chunk string) {
+		t.Helper()
+		if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{chunk}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judge("a")
+	judge("b")
+	judge("a") // hit; b is now least recently used
+	judge("c") // evicts b
+	if srv.Calls() != 3 {
+		t.Fatalf("%d calls", srv.Calls())
+	}
+	judge("a") // still cached
+	if srv.Calls() != 3 {
+		t.Fatalf("a was evicted: %d calls", srv.Calls())
+	}
+	judge("b") // evicted: asked again
+	if srv.Calls() != 4 {
+		t.Fatalf("b was not evicted: %d calls", srv.Calls())
+	}
+}
+
+func TestCacheDeduplicatesConcurrentRequests(t *testing.T) {
+	release := make(chan struct{})
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		<-release
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	const n = 100
+	var wg sync.WaitGroup
+	results := make([]Result, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+		})
+	}
+	// Every judgement has looked the chunk up (and is now waiting) before the
+	// single upstream request is allowed to finish.
+	deadline := time.Now().Add(10 * time.Second)
+	for obs.snapshot().lookups < n {
+		if time.Now().After(deadline) {
+			t.Fatal("judgements did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || len(results[i].Verdicts) != 1 || !results[i].Verdicts[0].Relevant {
+			t.Fatalf("judgement %d: %+v %v", i, results[i], errs[i])
+		}
+	}
+	if got := srv.Calls(); got != 1 {
+		t.Fatalf("%d upstream calls for %d identical concurrent judgements, want 1", got, n)
+	}
+}
+
+// Duplicate chunks within one span are asked once.
+func TestCacheDeduplicatesWithinRequest(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	j := mustNew(t, cachedConfig(srv.URL))
+	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x", "y", "x", "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(relevant(res), []bool{true, false, true, true}) {
+		t.Fatalf("%v", relevant(res))
+	}
+	if srv.Calls() != 2 {
+		t.Fatalf("%d calls", srv.Calls())
+	}
+}
+
+// Failures are not cached, and a waiter whose leader ran out of time asks
+// itself instead of inheriting the leader's deadline.
+func TestCacheDoesNotKeepFailures(t *testing.T) {
+	fail := true
+	var mu sync.Mutex
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return chattest.Reply{Status: 400}
+		}
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	j := mustNew(t, cachedConfig(srv.URL))
+	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err == nil {
+		t.Fatal("want error")
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+	if err != nil || !res.Verdicts[0].Relevant {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestCacheWaiterOutlivesLeader(t *testing.T) {
+	release := make(chan struct{})
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		if n == 1 {
+			<-release // the leader's request hangs until its deadline
+			return chattest.Reply{Status: 500}
+		}
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	defer close(release)
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	leaderCtx, cancel := context.WithCancel(context.Background())
+	leaderDone := make(chan error)
+	go func() {
+		_, err := j.Judge(leaderCtx, Request{Reference: "r", Chunks: []string{"x"}})
+		leaderDone <- err
+	}()
+	for srv.Calls() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	waiterDone := make(chan Result)
+	go func() {
+		res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+		if err != nil {
+			t.Error(err)
+		}
+		waiterDone <- res
+	}()
+	for obs.snapshot().lookups < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-leaderDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leader: %v", err)
+	}
+	if res := <-waiterDone; len(res.Verdicts) != 1 || !res.Verdicts[0].Relevant {
+		t.Fatalf("waiter: %+v", res)
+	}
+}

@@ -1,0 +1,168 @@
+package judge
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Mode selects how chunks are put to an LLM judge.
+type Mode string
+
+const (
+	// ModePerChunk sends one request per chunk.
+	ModePerChunk Mode = "per_chunk"
+	// ModeBatched sends one request per span, asking for all verdicts.
+	ModeBatched Mode = "batched"
+)
+
+// ResponseFormat selects the response_format sent to an LLM judge.
+type ResponseFormat string
+
+const (
+	// FormatAuto uses json_schema where the provider honours it and relies on
+	// the prompt's JSON instruction elsewhere.
+	FormatAuto ResponseFormat = "auto"
+	// FormatJSONSchema always sends a strict json_schema response format.
+	FormatJSONSchema ResponseFormat = "json_schema"
+	// FormatJSONObject sends {"type": "json_object"} (JSON mode).
+	FormatJSONObject ResponseFormat = "json_object"
+	// FormatText sends no response_format; the prompt alone asks for JSON.
+	FormatText ResponseFormat = "text"
+)
+
+// Config configures New. The processor's config maps onto it one to one.
+type Config struct {
+	// Model is "provider:model"; see ParseModel.
+	Model string
+	// BaseURL overrides the provider's endpoint (vLLM, llama.cpp, LiteLLM…).
+	BaseURL string
+	// APIKey is sent as the provider expects it. Never logged.
+	APIKey string
+	// APIVersion is the Azure OpenAI api-version query parameter.
+	APIVersion string
+	// Mode is per_chunk or batched.
+	Mode Mode
+	// ResponseFormat is auto, json_schema, json_object or text.
+	ResponseFormat ResponseFormat
+	// Timeout bounds each HTTP request.
+	Timeout time.Duration
+	// MaxConcurrency bounds HTTP requests in flight.
+	MaxConcurrency int
+	// MaxRequestsPerSecond is the request budget; 0 means no budget.
+	MaxRequestsPerSecond float64
+	// MaxRetries is how many times a failed request is tried again.
+	MaxRetries int
+	// MaxChunkChars truncates each chunk (and the reference) to that many
+	// characters before it is judged.
+	MaxChunkChars int
+	// CacheSize is the verdict cache's capacity in verdicts; 0 disables it.
+	CacheSize int
+	// CacheTTL is how long a cached verdict is served; 0 means until evicted.
+	CacheTTL time.Duration
+}
+
+// DefaultAzureAPIVersion is the Azure OpenAI GA api-version that supports
+// json_schema response formats.
+const DefaultAzureAPIVersion = "2024-10-21"
+
+// Validate reports what is wrong with c, naming fields by their processor
+// config keys under judge:.
+func (c Config) Validate() error {
+	var errs []error
+	m, err := ParseModel(c.Model)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("judge.model: %w", err))
+	}
+	if info, ok := providerInfos[m.Provider]; ok {
+		if info.baseURL == "" && c.BaseURL == "" {
+			errs = append(errs, fmt.Errorf("judge.base_url: required for provider %s (e.g. https://<resource>.openai.azure.com)", m.Provider))
+		}
+		if info.needsKey && c.APIKey == "" && c.BaseURL == "" {
+			errs = append(errs, fmt.Errorf("judge.api_key: required for provider %s; set it, e.g. api_key: ${env:OPENAI_API_KEY}", m.Provider))
+		}
+	}
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		errs = append(errs, fmt.Errorf("judge.base_url: must start with http:// or https://, got %q", c.BaseURL))
+	}
+	switch c.Mode {
+	case ModePerChunk, ModeBatched:
+	default:
+		errs = append(errs, fmt.Errorf("judge.mode: must be %s or %s, got %q", ModePerChunk, ModeBatched, c.Mode))
+	}
+	switch c.ResponseFormat {
+	case FormatAuto, FormatJSONSchema, FormatJSONObject, FormatText:
+	default:
+		errs = append(errs, fmt.Errorf("judge.response_format: must be one of auto, json_schema, json_object, text, got %q", c.ResponseFormat))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("judge.timeout: must be positive, got %s", c.Timeout))
+	}
+	if c.MaxConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("judge.max_concurrency: must be at least 1, got %d", c.MaxConcurrency))
+	}
+	if !(c.MaxRequestsPerSecond >= 0) { // also catches NaN
+		errs = append(errs, fmt.Errorf("judge.max_requests_per_second: must be 0 (no budget) or positive, got %v", c.MaxRequestsPerSecond))
+	}
+	if c.MaxRetries < 0 {
+		errs = append(errs, fmt.Errorf("judge.max_retries: must not be negative, got %d", c.MaxRetries))
+	}
+	if c.MaxChunkChars < 1 {
+		errs = append(errs, fmt.Errorf("judge.max_chunk_chars: must be at least 1, got %d", c.MaxChunkChars))
+	}
+	if c.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("cache.size: must be 0 (disabled) or positive, got %d", c.CacheSize))
+	}
+	if c.CacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("cache.ttl: must be 0 (no expiry) or positive, got %s", c.CacheTTL))
+	}
+	return errors.Join(errs...)
+}
+
+// Option adjusts New; tests use them to inject time, randomness and HTTP.
+type Option func(*options)
+
+type options struct {
+	clock     Clock
+	observer  Observer
+	transport http.RoundTripper
+	jitter    func() float64
+}
+
+// WithClock replaces the wall clock used for backoff, budgets and cache TTL.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithObserver receives request and cache events.
+func WithObserver(obs Observer) Option { return func(o *options) { o.observer = obs } }
+
+// WithTransport replaces the HTTP transport under go-openai's client.
+func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.transport = rt } }
+
+// WithJitter replaces the source of backoff jitter, a function returning
+// values in [0, 1).
+func WithJitter(f func() float64) Option { return func(o *options) { o.jitter = f } }
+
+// New builds the judge c describes: builtin:lexical, or an OpenAI-compatible
+// judge behind the verdict cache. The returned judge may implement io.Closer;
+// close it when done to release idle connections.
+func New(c Config, opts ...Option) (Judge, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	o := options{clock: realClock{}, observer: nopObserver{}, jitter: rand.Float64}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m, _ := ParseModel(c.Model)
+	if m.Provider == ProviderBuiltin {
+		return newLexical(), nil
+	}
+	llm := newOpenAI(c, m, o)
+	if c.CacheSize == 0 {
+		return llm, nil
+	}
+	return newCached(llm, c, o), nil
+}

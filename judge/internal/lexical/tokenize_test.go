@@ -1,0 +1,139 @@
+package lexical
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func words(toks []token) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = t.word
+	}
+	return out
+}
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", []string{}},
+		{"  ,;: ", []string{}},
+		{"Chief of Protocol", []string{"chief", "of", "protocol"}},
+		{"Hollywood's number-one box-office draw.", []string{"hollywood", "s", "number", "one", "box", "office", "draw"}},
+		{"can seat 3,677 people, 1.5 km away, in 1998.", []string{"can", "seat", "3,677", "people", "1.5", "km", "away", "in", "1998"}},
+		{"a,b 1,a", []string{"a", "b", "1", "a"}},
+		{"Androscoggin Bank Colisée", []string{"androscoggin", "bank", "colisée"}},
+		{"ÉCOLE Straße İstanbul", []string{"école", "straße", "istanbul"}},
+		{"Kiss & Tell (1945 film)", []string{"kiss", "tell", "1945", "film"}},
+		{"東京 タワー", []string{"東京", "タワー"}},
+		{"na\u0308ive", []string{"na\u0308ive"}}, // combining diaeresis stays in the word
+		{"bad\xffutf8\xfe\xfd", []string{"bad", "utf8"}},
+		{"tab\tnew\nline", []string{"tab", "new", "line"}},
+	}
+	for _, tc := range tests {
+		if got := words(tokenize(nil, tc.in, MaxChunkRunes)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("tokenize(nil, %q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestTokenizeFlags(t *testing.T) {
+	toks := tokenize(nil, `Shirley Temple: Shirley "Uncle" Temple-Black (April 1928) was the`, MaxChunkRunes)
+	type flags struct {
+		word             string
+		upper, stop, brk bool
+	}
+	want := []flags{
+		{"shirley", true, false, false},
+		{"temple", true, false, false},
+		{"shirley", true, false, true}, // after ':'
+		{"uncle", true, false, false},  // quotes join
+		{"temple", true, false, false},
+		{"black", true, false, false}, // hyphens join
+		{"april", true, false, true},  // after '('
+		{"1928", true, false, false},  // digits count as capitalised
+		{"was", false, true, true},    // after ')'
+		{"the", false, true, false},
+	}
+	if len(toks) != len(want) {
+		t.Fatalf("got %d tokens, want %d: %q", len(toks), len(want), words(toks))
+	}
+	for i, w := range want {
+		got := flags{toks[i].word, toks[i].upper, toks[i].stop, toks[i].brk}
+		if got != w {
+			t.Errorf("token %d = %+v, want %+v", i, got, w)
+		}
+	}
+	if toks[0].raw != "Shirley" {
+		t.Errorf("raw = %q, want the original case", toks[0].raw)
+	}
+}
+
+func TestTokenizeCap(t *testing.T) {
+	s := strings.Repeat("word ", 100) // 500 runes
+	if got := len(tokenize(nil, s, 12)); got != 3 {
+		t.Errorf("12 runes: %d tokens, want 3 (the last cut to \"wo\")", got)
+	}
+	if got := len(tokenize(nil, s, 10)); got != 2 {
+		t.Errorf("10 runes: %d tokens, want 2", got)
+	}
+	if got := len(tokenize(nil, s, 9)); got != 2 {
+		t.Errorf("9 runes: %d tokens, want 2 (the last cut to \"wor\")", got)
+	}
+	if got := len(tokenize(nil, s, MaxChunkRunes)); got != 100 {
+		t.Errorf("no cut: %d tokens, want 100", got)
+	}
+}
+
+func TestStem(t *testing.T) {
+	tests := map[string]string{
+		"films":    "film",
+		"parties":  "party",
+		"series":   "sery", // Harman's rule; harmless, as query and chunk agree
+		"movies":   "movy",
+		"heroes":   "heroe",
+		"boxes":    "boxe",
+		"glass":    "glass",
+		"paris":    "paris",
+		"campus":   "campus",
+		"is":       "is",
+		"gas":      "gas",
+		"toes":     "toe",
+		"album":    "album",
+		"albums":   "album",
+		"species":  "specy",
+		"athletes": "athlete",
+	}
+	for in, want := range tests {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsStopWord(t *testing.T) {
+	for _, w := range []string{"the", "of", "what", "who", "yes", "no", "s", "and"} {
+		if !IsStopWord(w) {
+			t.Errorf("%q is not a stop word", w)
+		}
+	}
+	for _, w := range []string{"protocol", "temple", "film", "1998", "The"} {
+		if IsStopWord(w) {
+			t.Errorf("%q is a stop word", w)
+		}
+	}
+}
+
+// IsStopWord skips the lookup for words longer than maxStopWordLen.
+func TestMaxStopWordLen(t *testing.T) {
+	longest := 0
+	for w := range stopWords {
+		longest = max(longest, len(w))
+	}
+	if longest != maxStopWordLen {
+		t.Errorf("longest stop word has %d bytes, maxStopWordLen is %d", longest, maxStopWordLen)
+	}
+}

@@ -1,0 +1,68 @@
+// Package judge decides whether retrieved chunks are relevant to a reference
+// text. It holds the Judge interface, provider routing from "provider:model"
+// strings, the OpenAI-compatible judge built on go-openai, the offline
+// builtin:lexical judge and the verdict cache. It has no collector imports so
+// that it can be used, and benchmarked, outside a collector.
+package judge
+
+import (
+	"context"
+	"errors"
+)
+
+// Request is one ranked retrieval to judge.
+type Request struct {
+	// Query is the user question. Judges use it as context (a reference of
+	// "yes" means nothing without the question); it may be empty.
+	Query string
+	// Reference is the text each chunk is judged against: an expected answer,
+	// the generated answer, or the query itself.
+	Reference string
+	// Chunks are the retrieved texts in rank order.
+	Chunks []string
+}
+
+// Verdict is the judgement of one chunk.
+type Verdict struct {
+	// Relevant is true when the chunk is useful for arriving at the reference.
+	Relevant bool
+	// Reason is the judge's one-sentence justification; may be empty.
+	Reason string
+}
+
+// Usage counts tokens spent by a judgement, failed attempts included.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+}
+
+// Add accumulates u into the receiver.
+func (u *Usage) Add(o Usage) {
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+}
+
+// Result is the outcome of a successful judgement.
+type Result struct {
+	// Verdicts has exactly one entry per chunk of the Request, in rank order.
+	Verdicts []Verdict
+	// Usage is what the judgement cost upstream (zero for cached verdicts and
+	// for the builtin judge).
+	Usage Usage
+}
+
+// Judge decides the relevance of every chunk of a Request. Implementations
+// are safe for concurrent use. A Judge never guesses: it returns either one
+// verdict per chunk or an error.
+type Judge interface {
+	// ID is the judge's "provider:model", as recorded on scored spans.
+	ID() string
+	// Judge returns one verdict per chunk, or an error wrapping ErrOverBudget
+	// when the request budget is exhausted, the context's error when it ends
+	// first, or another error when the judge could not decide.
+	Judge(ctx context.Context, req Request) (Result, error)
+}
+
+// ErrOverBudget is returned, without waiting, when a judgement would exceed
+// max_requests_per_second.
+var ErrOverBudget = errors.New("judge request budget exhausted")
