@@ -1,0 +1,274 @@
+// Package config holds the ragprecision processor's configuration: the
+// struct that the collector unmarshals from YAML, its defaults and Validate.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configopaque"
+
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// Reference sources: where the text that chunks are judged against comes from.
+const (
+	// SourceReference is an expected answer carried by the span.
+	SourceReference = "reference"
+	// SourceAnswer is the generated answer, on the span or (with trace_join)
+	// elsewhere in the trace.
+	SourceAnswer = "answer"
+	// SourceQuery is the user query: it measures relevance to the question
+	// rather than to an answer, so it is opt-in.
+	SourceQuery = "query"
+)
+
+// Config is the configuration of the ragprecision processor, under
+// processors: ragprecision: in the collector's YAML.
+type Config struct {
+	// SamplingPercentage is the share of traces, in [0, 100], whose retrieval
+	// spans are judged. The decision is a function of the trace ID alone, so
+	// every retrieval span of a trace, on every replica, gets the same one.
+	// Default 100.
+	SamplingPercentage float64 `mapstructure:"sampling_percentage"`
+
+	// Threshold is the score at or above which a span passes. Default 0.7.
+	Threshold float64 `mapstructure:"threshold"`
+
+	// TopK limits scoring to the first TopK chunks; 0 scores all. Default 0.
+	TopK int `mapstructure:"top_k"`
+
+	// ReferenceSources lists, in order of preference, where the reference
+	// text comes from: reference, answer, query. Default [reference, answer].
+	ReferenceSources []string `mapstructure:"reference_sources"`
+
+	// MaxWait is the longest a selected span is held; when it passes, the
+	// span goes on unscored with status timeout. Default 30s.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+
+	// MaxPendingSpans bounds the spans held at once; candidates selected
+	// beyond it pass at once with status overflow. Default 10000.
+	MaxPendingSpans int `mapstructure:"max_pending_spans"`
+
+	// MaxChunks bounds the chunks judged per span (after top_k); a span with
+	// more passes unscored with status too_large, so one pathological span
+	// cannot spend the judge budget. Default 100.
+	MaxChunks int `mapstructure:"max_chunks"`
+
+	// MaxRetrievalBytes bounds the bytes of query, reference and chunks read
+	// from one span; a span with more passes unscored with status too_large.
+	// Together with max_pending_spans it bounds the memory of held spans.
+	// Default 4 MiB.
+	MaxRetrievalBytes int `mapstructure:"max_retrieval_bytes"`
+
+	// MaxSeries bounds the distinct label sets of the rag_contextual_precision
+	// histogram; service_name and data_source values beyond it are reported
+	// as "other". Default 1000.
+	MaxSeries int `mapstructure:"max_series"`
+
+	// TraceJoin lets a retrieval span without an answer take the answer of
+	// its trace, which usually ends after the retrieval span.
+	TraceJoin TraceJoin `mapstructure:"trace_join"`
+
+	// Attributes names span attributes that override what the dialect
+	// readers find.
+	Attributes Attributes `mapstructure:"attributes"`
+
+	// Judge configures who decides relevance.
+	Judge Judge `mapstructure:"judge"`
+
+	// Cache configures the verdict cache of LLM judges.
+	Cache Cache `mapstructure:"cache"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// TraceJoin configures taking the answer from elsewhere in the trace.
+type TraceJoin struct {
+	// Enabled turns trace joining on. Default false.
+	Enabled bool `mapstructure:"enabled"`
+	// Wait is how long a span that needs its trace's answer waits for the
+	// trace's root span; after it, the last-ending LLM span seen is used.
+	// Must be less than max_wait. Default 10s.
+	Wait time.Duration `mapstructure:"wait"`
+}
+
+// Attributes names span attributes to read instead of the dialects' own.
+// An empty name means "use the dialect readers".
+type Attributes struct {
+	// Query is the attribute holding the user query. Default "".
+	Query string `mapstructure:"query"`
+	// Answer is the attribute holding the generated answer. Default "".
+	Answer string `mapstructure:"answer"`
+	// Reference is the attribute holding an expected answer. Default "".
+	Reference string `mapstructure:"reference"`
+	// Chunks is the attribute holding the ranked chunks (a string array, or
+	// a JSON array of strings or of objects with content/text). A span that
+	// has it is a candidate whatever its dialect. Default "".
+	Chunks string `mapstructure:"chunks"`
+	// DataSource is the attribute used as the histogram's data_source label,
+	// before gen_ai.data_source.id and the span name. Default "".
+	DataSource string `mapstructure:"data_source"`
+}
+
+// Judge configures the relevance judge.
+type Judge struct {
+	// Model is provider:model, provider one of openai, azure, anthropic,
+	// google, ollama, builtin; a bare name means openai. Default
+	// builtin:lexical.
+	Model string `mapstructure:"model"`
+	// BaseURL points at any OpenAI-compatible endpoint instead of the
+	// provider's own. Required for azure. Default "".
+	BaseURL string `mapstructure:"base_url"`
+	// APIKey authenticates to the provider. Never logged. Default "".
+	APIKey configopaque.String `mapstructure:"api_key"`
+	// APIVersion is Azure OpenAI's api-version. Default "" (2024-10-21).
+	APIVersion string `mapstructure:"api_version"`
+	// Mode is per_chunk (one request per chunk) or batched (one per span).
+	// Default per_chunk.
+	Mode string `mapstructure:"mode"`
+	// ResponseFormat is auto (json_schema where the provider honours it),
+	// json_schema, json_object or text. Default auto.
+	ResponseFormat string `mapstructure:"response_format"`
+	// Timeout bounds each judge request. Default 30s.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxConcurrency bounds judge requests in flight. Default 8.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// MaxRequestsPerSecond is the judge budget; selected spans that would
+	// exceed it pass unscored with status budget. 0 disables the budget.
+	// Default 10.
+	MaxRequestsPerSecond float64 `mapstructure:"max_requests_per_second"`
+	// MaxRetries is how many times a failed request is retried. Default 3.
+	MaxRetries int `mapstructure:"max_retries"`
+	// MaxChunkChars truncates each chunk, and the reference, before judging.
+	// Default 4000.
+	MaxChunkChars int `mapstructure:"max_chunk_chars"`
+}
+
+// Cache configures the verdict cache.
+type Cache struct {
+	// Size is the number of verdicts kept; 0 disables the cache.
+	// Default 100000.
+	Size int `mapstructure:"size"`
+	// TTL is how long a verdict is served; 0 keeps it until evicted.
+	// Default 24h.
+	TTL time.Duration `mapstructure:"ttl"`
+}
+
+// Default returns the configuration used for every key the YAML leaves out.
+// It is the only place defaults are written down.
+func Default() *Config {
+	return &Config{
+		SamplingPercentage: 100,
+		Threshold:          0.7,
+		TopK:               0,
+		ReferenceSources:   []string{SourceReference, SourceAnswer},
+		MaxWait:            30 * time.Second,
+		MaxPendingSpans:    10000,
+		MaxChunks:          100,
+		MaxRetrievalBytes:  4 << 20,
+		MaxSeries:          1000,
+		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second},
+		Judge: Judge{
+			Model:                "builtin:lexical",
+			Mode:                 string(judge.ModePerChunk),
+			ResponseFormat:       string(judge.FormatAuto),
+			Timeout:              30 * time.Second,
+			MaxConcurrency:       8,
+			MaxRequestsPerSecond: 10,
+			MaxRetries:           3,
+			MaxChunkChars:        4000,
+		},
+		Cache: Cache{Size: 100000, TTL: 24 * time.Hour},
+	}
+}
+
+// JudgeConfig is the judge package's view of this configuration.
+func (c *Config) JudgeConfig() judge.Config {
+	return judge.Config{
+		Model:                c.Judge.Model,
+		BaseURL:              c.Judge.BaseURL,
+		APIKey:               string(c.Judge.APIKey),
+		APIVersion:           c.Judge.APIVersion,
+		Mode:                 judge.Mode(c.Judge.Mode),
+		ResponseFormat:       judge.ResponseFormat(c.Judge.ResponseFormat),
+		Timeout:              c.Judge.Timeout,
+		MaxConcurrency:       c.Judge.MaxConcurrency,
+		MaxRequestsPerSecond: c.Judge.MaxRequestsPerSecond,
+		MaxRetries:           c.Judge.MaxRetries,
+		MaxChunkChars:        c.Judge.MaxChunkChars,
+		CacheSize:            c.Cache.Size,
+		CacheTTL:             c.Cache.TTL,
+	}
+}
+
+// Validate reports every problem at once, each naming its YAML key and what
+// is allowed, so that a bad config is refused at start-up in one round.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if math.IsNaN(c.SamplingPercentage) || c.SamplingPercentage < 0 || c.SamplingPercentage > 100 {
+		add("sampling_percentage: must be within [0, 100], got %v", c.SamplingPercentage)
+	}
+	if math.IsNaN(c.Threshold) || c.Threshold < 0 || c.Threshold > 1 {
+		add("threshold: must be within [0, 1], got %v", c.Threshold)
+	}
+	if c.TopK < 0 {
+		add("top_k: must be 0 (all chunks) or positive, got %d", c.TopK)
+	}
+	if len(c.ReferenceSources) == 0 {
+		add("reference_sources: must list at least one of %s, %s, %s", SourceReference, SourceAnswer, SourceQuery)
+	}
+	seen := map[string]bool{}
+	for _, s := range c.ReferenceSources {
+		switch s {
+		case SourceReference, SourceAnswer, SourceQuery:
+		default:
+			add("reference_sources: unknown source %q; allowed: %s, %s, %s", s, SourceReference, SourceAnswer, SourceQuery)
+		}
+		if seen[s] {
+			add("reference_sources: %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	if c.MaxWait <= 0 {
+		add("max_wait: must be positive, got %s", c.MaxWait)
+	}
+	if c.MaxPendingSpans < 1 {
+		add("max_pending_spans: must be at least 1, got %d", c.MaxPendingSpans)
+	}
+	if c.MaxChunks < 1 {
+		add("max_chunks: must be at least 1, got %d", c.MaxChunks)
+	}
+	if c.MaxRetrievalBytes < 1 {
+		add("max_retrieval_bytes: must be at least 1, got %d", c.MaxRetrievalBytes)
+	}
+	if c.MaxSeries < 1 {
+		add("max_series: must be at least 1, got %d", c.MaxSeries)
+	}
+	if c.TraceJoin.Enabled {
+		if c.TraceJoin.Wait <= 0 {
+			add("trace_join.wait: must be positive, got %s", c.TraceJoin.Wait)
+		} else if c.MaxWait > 0 && c.TraceJoin.Wait >= c.MaxWait {
+			add("trace_join.wait: must be less than max_wait (%s), got %s: the judge needs time after the answer arrives", c.MaxWait, c.TraceJoin.Wait)
+		}
+	}
+	for _, a := range [...]struct{ key, name string }{
+		{"attributes.query", c.Attributes.Query}, {"attributes.answer", c.Attributes.Answer},
+		{"attributes.reference", c.Attributes.Reference}, {"attributes.chunks", c.Attributes.Chunks},
+		{"attributes.data_source", c.Attributes.DataSource},
+	} {
+		if a.name != strings.TrimSpace(a.name) {
+			add("%s: attribute name %q has surrounding whitespace", a.key, a.name)
+		}
+	}
+	if err := c.JudgeConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

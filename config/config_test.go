@@ -1,0 +1,164 @@
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+)
+
+// load unmarshals the section name of a testdata file over the defaults and
+// validates it, as the collector does at start-up.
+func load(t *testing.T, path, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cm.Sub(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	if err := sub.Unmarshal(cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestDefaults(t *testing.T) {
+	cfg, err := load(t, filepath.Join("testdata", "config.yaml"), "ragprecision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Default()
+	if cfg.SamplingPercentage != 100 || cfg.Threshold != 0.7 || cfg.TopK != 0 ||
+		strings.Join(cfg.ReferenceSources, ",") != "reference,answer" ||
+		cfg.MaxWait != 30*time.Second || cfg.MaxPendingSpans != 10000 ||
+		cfg.TraceJoin.Enabled || cfg.TraceJoin.Wait != 10*time.Second ||
+		cfg.Attributes != (Attributes{}) ||
+		cfg.Judge.Model != "builtin:lexical" || cfg.Judge.BaseURL != "" || cfg.Judge.APIKey != "" ||
+		cfg.Judge.Mode != "per_chunk" || cfg.Judge.Timeout != 30*time.Second ||
+		cfg.Judge.MaxConcurrency != 8 || cfg.Judge.MaxRequestsPerSecond != 10 ||
+		cfg.Judge.MaxRetries != 3 || cfg.Judge.MaxChunkChars != 4000 ||
+		cfg.Cache.Size != 100000 || cfg.Cache.TTL != 24*time.Hour {
+		t.Fatalf("defaults differ from SPEC §4: %+v", cfg)
+	}
+	if cfg.MaxChunks != d.MaxChunks || cfg.MaxRetrievalBytes != d.MaxRetrievalBytes || cfg.MaxSeries != d.MaxSeries || cfg.Judge.ResponseFormat != "auto" {
+		t.Fatalf("extension defaults: %+v", cfg)
+	}
+}
+
+func TestFullConfig(t *testing.T) {
+	cfg, err := load(t, filepath.Join("testdata", "config.yaml"), "ragprecision/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		SamplingPercentage: 25,
+		Threshold:          0.8,
+		TopK:               5,
+		ReferenceSources:   []string{"reference", "answer", "query"},
+		MaxWait:            45 * time.Second,
+		MaxPendingSpans:    2000,
+		MaxChunks:          50,
+		MaxRetrievalBytes:  1 << 20,
+		MaxSeries:          200,
+		TraceJoin:          TraceJoin{Enabled: true, Wait: 5 * time.Second},
+		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index"},
+		Judge: Judge{
+			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
+			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
+			Timeout: 20 * time.Second, MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
+		},
+		Cache: Cache{Size: 5000, TTL: time.Hour},
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("got  %+v\nwant %+v", cfg, want)
+	}
+	jc := cfg.JudgeConfig()
+	if jc.APIKey != "sk-secret-value" || jc.CacheSize != 5000 || jc.CacheTTL != time.Hour || string(jc.Mode) != "batched" {
+		t.Fatalf("judge config %+v", jc)
+	}
+}
+
+// The API key is opaque: printing the config never shows it.
+func TestAPIKeyIsNotPrinted(t *testing.T) {
+	cfg, err := load(t, filepath.Join("testdata", "config.yaml"), "ragprecision/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		cfg.Judge.APIKey.String(),
+		strings.ReplaceAll(strings.ReplaceAll(fmtAny(cfg), "\n", ""), " ", ""),
+	} {
+		if strings.Contains(s, "sk-secret-value") {
+			t.Fatalf("api key printed: %s", s)
+		}
+	}
+}
+
+// Each file in testdata/invalid names, on its first line, the error it must
+// produce; the error must name the key.
+func TestInvalidConfigs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "invalid", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no invalid configs: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			want := wantLine(t, f)
+			_, err := load(t, f, "ragprecision")
+			if err == nil {
+				t.Fatalf("accepted; want error %q", want)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error\n  %v\ndoes not contain\n  %s", err, want)
+			}
+		})
+	}
+}
+
+func wantLine(t *testing.T, path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Scan()
+	want, ok := strings.CutPrefix(s.Text(), "# want: ")
+	if !ok {
+		t.Fatalf("%s: first line must be '# want: <error>'", path)
+	}
+	return want
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	cfg := Default()
+	cfg.SamplingPercentage = 101
+	cfg.Threshold = -1
+	cfg.Judge.Mode = "x"
+	err := cfg.Validate()
+	for _, key := range []string{"sampling_percentage:", "threshold:", "judge.mode:"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%v does not mention %s", err, key)
+		}
+	}
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
