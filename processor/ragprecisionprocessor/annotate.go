@@ -1,0 +1,145 @@
+package ragprecisionprocessor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/scoring"
+)
+
+// Span attributes written by the processor (SPEC §5).
+const (
+	attrPrecision       = "rag.contextual_precision"
+	attrPassed          = "rag.contextual_precision.passed"
+	attrK               = "rag.contextual_precision.k"
+	attrRelevant        = "rag.contextual_precision.relevant"
+	attrVerdicts        = "rag.contextual_precision.verdicts"
+	attrReferenceSource = "rag.contextual_precision.reference_source"
+	attrJudge           = "rag.contextual_precision.judge"
+	attrSampleRate      = "rag.contextual_precision.sample_rate"
+	attrStatus          = "rag.contextual_precision.status"
+
+	eventEvaluation      = "gen_ai.evaluation.result"
+	attrEvalName         = "gen_ai.evaluation.name"
+	attrEvalScoreValue   = "gen_ai.evaluation.score.value"
+	attrEvalScoreLabel   = "gen_ai.evaluation.score.label"
+	attrEvalExplanation  = "gen_ai.evaluation.explanation"
+	evaluationName       = "contextual_precision"
+	labelPass, labelFail = "pass", "fail"
+)
+
+// Values of rag.contextual_precision.status.
+const (
+	statusScored      = "scored"
+	statusNoChunks    = "no_chunks"
+	statusNoReference = "no_reference"
+	statusTooLarge    = "too_large"
+	statusJudgeError  = "judge_error"
+	statusTimeout     = "timeout"
+	statusBudget      = "budget"
+	statusOverflow    = "overflow"
+	statusShutdown    = "shutdown"
+)
+
+var allUnscoredStatuses = []string{
+	statusNoChunks, statusNoReference, statusTooLarge, statusJudgeError,
+	statusTimeout, statusBudget, statusOverflow, statusShutdown,
+}
+
+// markUnscored gives a selected span that could not be scored its status,
+// and nothing else.
+func markUnscored(span ptrace.Span, status string) {
+	span.Attributes().PutStr(attrStatus, status)
+}
+
+// scoreResult is everything written onto a scored span.
+type scoreResult struct {
+	score      scoring.Score
+	passed     bool
+	verdicts   []judge.Verdict
+	refSource  string
+	judgeID    string
+	sampleRate float64
+}
+
+// markScored writes the score attributes and the gen_ai.evaluation.result
+// event onto span.
+func markScored(span ptrace.Span, r scoreResult, now time.Time) {
+	attrs := span.Attributes()
+	attrs.PutDouble(attrPrecision, r.score.Value)
+	attrs.PutBool(attrPassed, r.passed)
+	attrs.PutInt(attrK, int64(r.score.K))
+	attrs.PutInt(attrRelevant, int64(r.score.Relevant))
+	vs := attrs.PutEmptySlice(attrVerdicts)
+	vs.EnsureCapacity(r.score.K)
+	for _, v := range r.verdicts[:r.score.K] {
+		vs.AppendEmpty().SetBool(v.Relevant)
+	}
+	attrs.PutStr(attrReferenceSource, r.refSource)
+	attrs.PutStr(attrJudge, r.judgeID)
+	attrs.PutDouble(attrSampleRate, r.sampleRate)
+	attrs.PutStr(attrStatus, statusScored)
+
+	ev := span.Events().AppendEmpty()
+	ev.SetName(eventEvaluation)
+	ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
+	ea := ev.Attributes()
+	ea.PutStr(attrEvalName, evaluationName)
+	ea.PutDouble(attrEvalScoreValue, r.score.Value)
+	label := labelFail
+	if r.passed {
+		label = labelPass
+	}
+	ea.PutStr(attrEvalScoreLabel, label)
+	ea.PutStr(attrEvalExplanation, explain(r))
+}
+
+// maxExplainedReasons bounds how many judge reasons the explanation quotes.
+const maxExplainedReasons = 3
+
+// explain says, in one line, why the span scored what it did: which ranks
+// were relevant and the judge's reasons for the first few chunks. Reasons are
+// one sentence each and the span already holds the texts they speak of.
+func explain(r scoreResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d chunks relevant", r.score.Relevant, r.score.K)
+	if r.score.Relevant > 0 {
+		b.WriteString(" at ranks ")
+		first := true
+		for i, v := range r.verdicts[:r.score.K] {
+			if v.Relevant {
+				if !first {
+					b.WriteString(", ")
+				}
+				b.WriteString(strconv.Itoa(i + 1))
+				first = false
+			}
+		}
+	}
+	fmt.Fprintf(&b, "; judged against the %s by %s", r.refSource, r.judgeID)
+	quoted := 0
+	for i, v := range r.verdicts[:r.score.K] {
+		if v.Reason == "" || quoted == maxExplainedReasons {
+			continue
+		}
+		if quoted == 0 {
+			b.WriteString(". ")
+		} else {
+			b.WriteString(" ")
+		}
+		verdict := "not relevant"
+		if v.Relevant {
+			verdict = "relevant"
+		}
+		fmt.Fprintf(&b, "#%d %s: %s", i+1, verdict, strings.TrimRight(v.Reason, "."))
+		b.WriteString(".")
+		quoted++
+	}
+	return b.String()
+}

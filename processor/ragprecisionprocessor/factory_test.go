@@ -1,0 +1,294 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
+)
+
+func TestFactory(t *testing.T) {
+	f := NewFactory()
+	if f.Type().String() != "ragprecision" {
+		t.Fatalf("type %q", f.Type())
+	}
+	if f.TracesStability() != metadata.TracesStability {
+		t.Fatalf("stability %v", f.TracesStability())
+	}
+	cfg := f.CreateDefaultConfig()
+	if !reflect.DeepEqual(cfg, config.Default()) {
+		t.Fatalf("default config %+v", cfg)
+	}
+	if err := componenttest.CheckConfigStruct(cfg); err != nil {
+		t.Fatal(err)
+	}
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Capabilities().MutatesData {
+		t.Fatal("the processor annotates spans: MutatesData must be true")
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop()); err == nil {
+		t.Fatal("metrics are not supported")
+	}
+}
+
+func TestVerifyShutdown(t *testing.T) {
+	processortest.VerifyShutdown(t, NewFactory(), NewFactory().CreateDefaultConfig())
+}
+
+// Shutdown must also forward what it holds when the factory's own path is
+// used with retrieval spans, as processortest does with plain ones.
+func TestShutdownForwardsHeldSpansThroughFactory(t *testing.T) {
+	f := NewFactory()
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), f.CreateDefaultConfig(), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		b := newBatch("svc")
+		b.project(fmt.Sprintf("r%d", i), question, "Paris", capitalChunks...)
+		b.plain(fmt.Sprintf("p%d", i))
+		if err := p.ConsumeTraces(context.Background(), b.td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sink.SpanCount() != 100 {
+		t.Fatalf("%d spans after Shutdown, want 100", sink.SpanCount())
+	}
+}
+
+// Non-candidate spans, and candidates that are not selected, are passed on
+// unchanged, in the same call, in the same batch.
+func TestPassThroughIsUntouched(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.SamplingPercentage = 0 })
+	b := newBatch("svc")
+	b.plain("plain")
+	b.project("candidate", question, "Paris", capitalChunks...)
+	want := ptrace.NewTraces()
+	b.td.CopyTo(want)
+	h.consume(b.td)
+	all := h.sink.AllTraces()
+	if len(all) != 1 || !reflect.DeepEqual(all[0], want) {
+		t.Fatal("the batch changed on its way through")
+	}
+	if got := counterValue(t, h.tel, metricCandidates, nil); got != 1 {
+		t.Fatalf("candidates %d", got)
+	}
+	if got := counterValue(t, h.tel, metricSelected, nil); got != 0 {
+		t.Fatalf("selected %d", got)
+	}
+}
+
+// Holding a span out of a batch keeps its resource, scope and the other
+// spans where they were.
+func TestHeldSpanKeepsResourceAndScope(t *testing.T) {
+	h := newHarness(t, nil)
+	b := newBatch("svc")
+	b.td.ResourceSpans().At(0).SetSchemaUrl("https://opentelemetry.io/schemas/1.26.0")
+	b.ss.Scope().SetVersion("1.2.3")
+	b.plain("before")
+	b.project("retrieve", question, "Paris", capitalChunks...)
+	b.plain("after")
+	h.consume(b.td)
+	h.waitSpans(3)
+	for _, td := range h.sink.AllTraces() {
+		rs := td.ResourceSpans().At(0)
+		if rs.SchemaUrl() == "" || rs.ScopeSpans().At(0).Scope().Version() != "1.2.3" || rs.ScopeSpans().At(0).Scope().Name() != "test-instrumentation" {
+			t.Fatalf("resource/scope lost: %v", rs.Resource().Attributes().AsRaw())
+		}
+		if v, _ := rs.Resource().Attributes().Get("service.name"); v.Str() != "svc" {
+			t.Fatal("service.name lost")
+		}
+	}
+	first := h.sink.AllTraces()[0]
+	spans := first.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	if spans.Len() != 2 || spans.At(0).Name() != "before" || spans.At(1).Name() != "after" {
+		t.Fatalf("synchronous batch: %d spans", spans.Len())
+	}
+}
+
+// A batch whose every span is held produces no empty forward.
+func TestFullyHeldBatchIsNotForwardedEmpty(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("retrieve", question, "Paris", capitalChunks...)
+	h.consume(b.td)
+	if n := len(h.sink.AllTraces()); n != 0 {
+		t.Fatalf("%d forwards of an emptied batch", n)
+	}
+}
+
+func TestSamplingIsConsistentPerTrace(t *testing.T) {
+	const traces = 400
+	tids := make([]pcommon.TraceID, traces)
+	for i := range tids {
+		tids[i] = traceID()
+	}
+	run := func(pct float64) map[pcommon.TraceID]bool {
+		h := newHarness(t, func(c *config.Config) { c.SamplingPercentage = pct })
+		selected := map[pcommon.TraceID]bool{}
+		b := newBatch("svc")
+		for _, tid := range tids {
+			for j := range 2 {
+				s := b.add(fmt.Sprintf("%s-%d", tid, j), tid)
+				s.Attributes().PutStr("rag.reference", "Paris")
+				s.Attributes().PutEmptySlice("rag.chunks").AppendEmpty().SetStr("Paris is in France")
+			}
+		}
+		h.consume(b.td)
+		h.shutdown(context.Background())
+		decisions := map[pcommon.TraceID][]bool{}
+		for _, s := range h.spansByName() {
+			_, scored := s.Attributes().Get(attrStatus)
+			decisions[s.TraceID()] = append(decisions[s.TraceID()], scored)
+			if scored {
+				if v, _ := s.Attributes().Get(attrSampleRate); math.Abs(v.Double()-pct/100) > 1e-9 {
+					t.Fatalf("sample_rate %v at %v%%", v.Double(), pct)
+				}
+			}
+		}
+		for tid, d := range decisions {
+			if len(d) != 2 || d[0] != d[1] {
+				t.Fatalf("trace %s: decisions %v differ between its spans", tid, d)
+			}
+			selected[tid] = d[0]
+		}
+		return selected
+	}
+	at25 := run(25)
+	at25again := run(25) // another replica
+	at50 := run(50)
+	n25, n50 := 0, 0
+	for tid, in := range at25 {
+		if at25again[tid] != in {
+			t.Fatalf("trace %s: replicas disagree", tid)
+		}
+		if in {
+			n25++
+			if !at50[tid] {
+				t.Fatalf("trace %s selected at 25%% but not at 50%%", tid)
+			}
+		}
+	}
+	for _, in := range at50 {
+		if in {
+			n50++
+		}
+	}
+	// Binomial(400, p): 4 standard deviations either side.
+	if n25 < 100-35 || n25 > 100+35 || n50 < 200-40 || n50 > 200+40 {
+		t.Fatalf("selected %d at 25%%, %d at 50%% of %d traces", n25, n50, traces)
+	}
+}
+
+// The explicit randomness of OTEP 235 (tracestate ot=rv) decides when
+// present.
+func TestSamplingHonoursTracestateRandomness(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.SamplingPercentage = 50 })
+	b := newBatch("svc")
+	low := b.project("low", question, "Paris", "Paris")
+	low.TraceState().FromRaw("ot=rv:00000000000001")
+	high := b.project("high", question, "Paris", "Paris")
+	high.TraceState().FromRaw("ot=rv:ffffffffffffff")
+	h.consume(b.td)
+	h.shutdown(context.Background())
+	if _, ok := h.span("low").Attributes().Get(attrStatus); ok {
+		t.Fatal("rv near 0 is below a 50% threshold")
+	}
+	if got := attrStr(h.span("high"), attrStatus); got != statusScored {
+		t.Fatalf("rv near 1: %q", got)
+	}
+}
+
+// BenchmarkPassThrough measures what the processor adds to spans that are
+// not retrieval spans, against a baseline that hands the same batch straight
+// to the next consumer. Report: go test -bench PassThrough -benchmem.
+func BenchmarkPassThrough(b *testing.B) {
+	const spansPerBatch = 100
+	makeBatch := func() ptrace.Traces {
+		bt := newBatch("checkout")
+		for i := range spansPerBatch {
+			s := bt.plain(fmt.Sprintf("GET /items/%d", i))
+			a := s.Attributes()
+			a.PutStr("http.request.method", "GET")
+			a.PutInt("http.response.status_code", 200)
+			a.PutStr("url.path", "/items")
+			a.PutStr("server.address", "shop.internal")
+			a.PutStr("user_agent.original", "Mozilla/5.0")
+			a.PutStr("network.protocol.version", "1.1")
+			a.PutDouble("app.cart.total", 42.5)
+			a.PutStr("traceloop.entity.output", `{"result": "ok", "items": [1, 2, 3]}`)
+		}
+		return bt.td
+	}
+	td := makeBatch()
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
+	}
+	b.Run("baseline", func(b *testing.B) {
+		next := consumertest.NewNop()
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = next.ConsumeTraces(context.Background(), td)
+		}
+		report(b)
+	})
+	// walk touches every attribute of every span once: the least any
+	// processor that inspects spans pays.
+	b.Run("walk", func(b *testing.B) {
+		next := consumertest.NewNop()
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
+				for k := range s.Attributes().All() {
+					n += len(k)
+				}
+			})
+			_ = next.ConsumeTraces(context.Background(), td)
+		}
+		report(b)
+	})
+	b.Run("ragprecision", func(b *testing.B) {
+		cfg := config.Default()
+		p, err := newProcessor(componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = p.Shutdown(context.Background()) }()
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = p.ConsumeTraces(context.Background(), td)
+		}
+		report(b)
+	})
+}

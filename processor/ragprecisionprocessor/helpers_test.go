@@ -1,0 +1,259 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/goleak"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// harness is a processor wired to a sink and a real metrics SDK reader.
+type harness struct {
+	t    *testing.T
+	p    *ragProcessor
+	sink *consumertest.TracesSink
+	tel  *componenttest.Telemetry
+}
+
+func newHarness(t *testing.T, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
+	return newHarnessWithSink(t, new(consumertest.TracesSink), mutate, opts...)
+}
+
+func newHarnessWithSink(t *testing.T, sink *consumertest.TracesSink, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
+	cfg := config.Default()
+	if mutate != nil {
+		mutate(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("test config invalid: %v", err)
+	}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	p, err := newProcessor(set.TelemetrySettings, cfg, sink, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, p: p, sink: sink, tel: tel}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return h
+}
+
+func (h *harness) consume(td ptrace.Traces) {
+	h.t.Helper()
+	if err := h.p.ConsumeTraces(context.Background(), td); err != nil {
+		h.t.Fatalf("ConsumeTraces: %v", err)
+	}
+}
+
+// waitSpans waits until the sink holds n spans.
+func (h *harness) waitSpans(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.sink.SpanCount() < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("sink has %d spans, want %d", h.sink.SpanCount(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// shutdown shuts the processor down and checks that nothing is held.
+func (h *harness) shutdown(ctx context.Context) {
+	h.t.Helper()
+	if err := h.p.Shutdown(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	if h.p.held != 0 {
+		h.t.Fatalf("%d spans still held after Shutdown", h.p.held)
+	}
+}
+
+// spansByName indexes every span the sink received by name.
+func (h *harness) spansByName() map[string]ptrace.Span {
+	out := map[string]ptrace.Span{}
+	for _, td := range h.sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) { out[s.Name()] = s })
+	}
+	return out
+}
+
+func (h *harness) span(name string) ptrace.Span {
+	h.t.Helper()
+	s, ok := h.spansByName()[name]
+	if !ok {
+		h.t.Fatalf("span %q not received", name)
+	}
+	return s
+}
+
+func forEachSpan(td ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				f(rss.At(i).Resource(), spans.At(k))
+			}
+		}
+	}
+}
+
+// batch builds ptrace.Traces for one service.
+type batch struct {
+	td ptrace.Traces
+	ss ptrace.ScopeSpans
+}
+
+func newBatch(service string) *batch {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", service)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("test-instrumentation")
+	return &batch{td: td, ss: ss}
+}
+
+var idCounter atomic.Uint64
+
+// traceID returns a fresh trace ID whose randomness is spread over the
+// 56-bit space, as real trace IDs are.
+func traceID() pcommon.TraceID {
+	var id pcommon.TraceID
+	n := idCounter.Add(1)
+	binary.BigEndian.PutUint64(id[0:8], n)
+	binary.BigEndian.PutUint64(id[8:16], n*0x9E3779B97F4A7C15)
+	return id
+}
+
+func spanID() pcommon.SpanID {
+	var id pcommon.SpanID
+	binary.BigEndian.PutUint64(id[:], idCounter.Add(1)*0xBF58476D1CE4E5B9)
+	return id
+}
+
+// add appends a span in trace tid (a new trace when tid is empty).
+func (b *batch) add(name string, tid pcommon.TraceID) ptrace.Span {
+	s := b.ss.Spans().AppendEmpty()
+	s.SetName(name)
+	if tid.IsEmpty() {
+		tid = traceID()
+	}
+	s.SetTraceID(tid)
+	s.SetSpanID(spanID())
+	s.SetParentSpanID(spanID())
+	now := time.Now()
+	s.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	s.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	return s
+}
+
+// plain appends a span no reader recognises.
+func (b *batch) plain(name string) ptrace.Span {
+	s := b.add(name, pcommon.TraceID{})
+	s.Attributes().PutStr("http.route", "/ask")
+	return s
+}
+
+// project appends a retrieval span in the project's rag.* keys.
+func (b *batch) project(name, query, reference string, chunks ...string) ptrace.Span {
+	s := b.add(name, pcommon.TraceID{})
+	if query != "" {
+		s.Attributes().PutStr("rag.query", query)
+	}
+	if reference != "" {
+		s.Attributes().PutStr("rag.reference", reference)
+	}
+	sl := s.Attributes().PutEmptySlice("rag.chunks")
+	for _, c := range chunks {
+		sl.AppendEmpty().SetStr(c)
+	}
+	return s
+}
+
+// capital is a retrieval whose relevant chunks contain "Paris".
+var capitalChunks = []string{
+	"Paris is the capital and largest city of France.",
+	"Berlin is the capital of Germany.",
+	"The Eiffel Tower is in Paris, the French capital.",
+}
+
+// blockingJudge is a Chat Completions handler that holds every request
+// until released (or the client gives up), then answers like KeywordJudge.
+type blockingJudge struct {
+	release chan struct{}
+	once    sync.Once
+	word    string
+}
+
+func newBlockingJudge(word string) *blockingJudge {
+	return &blockingJudge{release: make(chan struct{}), word: word}
+}
+
+func (b *blockingJudge) handle(n int, r chattest.Request) chattest.Reply {
+	<-b.release
+	return chattest.KeywordJudge(b.word)(n, r)
+}
+
+func (b *blockingJudge) open() { b.once.Do(func() { close(b.release) }) }
+
+// llmJudge points a config at a local Chat Completions server.
+func llmJudge(url string) func(*config.Config) {
+	return func(c *config.Config) {
+		c.Judge.Model = "openai:judge-model"
+		c.Judge.BaseURL = url
+		c.Judge.APIKey = "sk-test"
+		c.Judge.MaxRetries = 0
+		c.Judge.MaxRequestsPerSecond = 0
+	}
+}
+
+func chatServer(t *testing.T, h chattest.Handler) *chattest.Server {
+	t.Helper()
+	s := chattest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func attrStr(s ptrace.Span, key string) string {
+	v, ok := s.Attributes().Get(key)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+// stoppedClock is a judge clock at which time does not pass, so that a
+// request budget never refills during a test.
+type stoppedClock struct{}
+
+var epoch = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+
+func (stoppedClock) Now() time.Time { return epoch }
+
+func (stoppedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }

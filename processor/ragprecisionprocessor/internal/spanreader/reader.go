@@ -1,0 +1,240 @@
+// Package spanreader recognises retrieval spans in the dialects of the
+// instrumentation libraries that emit them, and reads their query, answer,
+// reference and ranked chunks.
+//
+// Recognise runs on every span that passes through the processor, so it is a
+// single pass over the span's attributes with no allocation. Read runs only
+// on the few spans that are sampled, and bounds its work by the limits it is
+// given whatever the span holds.
+package spanreader
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Dialect names the convention a retrieval span was recognised by.
+type Dialect string
+
+const (
+	// DialectAttributes is a span carrying the chunks attribute named in the
+	// processor's attributes: config.
+	DialectAttributes Dialect = "attributes"
+	// DialectProject is the project's own rag.* keys.
+	DialectProject Dialect = "project"
+	// DialectGenAI is the OpenTelemetry GenAI semantic conventions.
+	DialectGenAI Dialect = "gen_ai"
+	// DialectOpenInference is Arize OpenInference.
+	DialectOpenInference Dialect = "openinference"
+	// DialectOpenLLMetry is Traceloop OpenLLMetry.
+	DialectOpenLLMetry Dialect = "openllmetry"
+)
+
+// Attribute keys of the dialects (SPEC §3).
+const (
+	keyRAGChunks    = "rag.chunks"
+	keyRAGQuery     = "rag.query"
+	keyRAGAnswer    = "rag.answer"
+	keyRAGReference = "rag.reference"
+
+	keyGenAIOperation = "gen_ai.operation.name"
+	keyGenAIQuery     = "gen_ai.retrieval.query.text"
+	keyGenAIDocuments = "gen_ai.retrieval.documents"
+	keyGenAIOutput    = "gen_ai.output.messages"
+	genAIRetrieval    = "retrieval"
+
+	keyOISpanKind     = "openinference.span.kind"
+	keyOIInput        = "input.value"
+	keyOIOutput       = "output.value"
+	oiRetriever       = "RETRIEVER"
+	oiLLM             = "LLM"
+	oiDocumentsPrefix = "retrieval.documents."
+	oiContentSuffix   = ".document.content"
+
+	keyTraceloopInput     = "traceloop.entity.input"
+	keyTraceloopOutput    = "traceloop.entity.output"
+	keyDBQueryText        = "db.query.text"
+	eventDBQueryResult    = "db.query.result"
+	keyDBQueryResultDoc   = "db.query.result.document"
+	traceloopDocumentsKey = "page_content"
+	keyLLMRequestType     = "llm.request.type"
+)
+
+// Keys are attribute names configured by the user that override what the
+// dialect readers find. Empty names are not used.
+type Keys struct {
+	Query, Answer, Reference, Chunks string
+}
+
+// Limits bound the work and memory of Read.
+type Limits struct {
+	// TopK keeps only the first TopK chunks; 0 keeps all.
+	TopK int
+	// MaxChunks is the most chunks (after TopK) a retrieval may have.
+	MaxChunks int
+	// MaxBytes is the most bytes of query, answer, reference and chunk text
+	// one retrieval may hold.
+	MaxBytes int
+}
+
+// ErrTooLarge means a span holds more chunks or bytes than Limits allow.
+var ErrTooLarge = errors.New("retrieval exceeds limits")
+
+// ErrNoChunks means a candidate span has no chunk that can be read: the
+// attribute is missing, empty, of the wrong type, or malformed JSON.
+var ErrNoChunks = errors.New("no readable chunks")
+
+// Retrieval is what Read found on a span.
+type Retrieval struct {
+	Dialect   Dialect
+	Query     string
+	Answer    string
+	Reference string
+	// Chunks are in rank order, already cut to TopK.
+	Chunks []string
+}
+
+// Reader recognises and reads retrieval spans. It is immutable and safe for
+// concurrent use.
+type Reader struct {
+	keys   Keys
+	limits Limits
+}
+
+// New returns a Reader for the given override keys and limits.
+func New(keys Keys, limits Limits) *Reader {
+	return &Reader{keys: keys, limits: limits}
+}
+
+// Recognise reports whether span is a retrieval span, and by which dialect.
+// Dialects are tried in the order of SPEC §3; a span carrying the configured
+// chunks attribute is recognised by it before any dialect.
+func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
+	var explicit, project, genAI, openInference, openLLMetry bool
+	for k, v := range span.Attributes().All() {
+		switch k {
+		case keyRAGChunks:
+			project = true
+		case keyGenAIOperation:
+			genAI = v.Type() == pcommon.ValueTypeStr && v.Str() == genAIRetrieval
+		case keyOISpanKind:
+			openInference = v.Type() == pcommon.ValueTypeStr && v.Str() == oiRetriever
+		case keyTraceloopOutput:
+			openLLMetry = openLLMetry || (v.Type() == pcommon.ValueTypeStr && containsDocuments(v.Str()))
+		}
+		if r.keys.Chunks != "" && k == r.keys.Chunks {
+			explicit = true
+		}
+	}
+	switch {
+	case explicit:
+		return DialectAttributes, true
+	case project:
+		return DialectProject, true
+	case genAI:
+		return DialectGenAI, true
+	case openInference:
+		return DialectOpenInference, true
+	case openLLMetry || hasQueryResultEvents(span):
+		return DialectOpenLLMetry, true
+	}
+	return "", false
+}
+
+func hasQueryResultEvents(span ptrace.Span) bool {
+	events := span.Events()
+	for i := 0; i < events.Len(); i++ {
+		if events.At(i).Name() == eventDBQueryResult {
+			return true
+		}
+	}
+	return false
+}
+
+// Read extracts the retrieval of a span that Recognise accepted as dialect d.
+// It returns ErrTooLarge when the span exceeds the limits and ErrNoChunks
+// when no chunk can be read; the Retrieval then has no chunks (its query and
+// answer may still be set).
+func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
+	attrs := span.Attributes()
+	ret := Retrieval{Dialect: d}
+	budget := &byteBudget{left: r.limits.MaxBytes}
+	var err error
+	switch d {
+	case DialectAttributes:
+		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, budget)
+	case DialectProject:
+		ret.Query = str(attrs, keyRAGQuery)
+		ret.Answer = str(attrs, keyRAGAnswer)
+		ret.Reference = str(attrs, keyRAGReference)
+		ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, budget)
+	case DialectGenAI:
+		ret.Query = str(attrs, keyGenAIQuery)
+		ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, budget)
+	case DialectOpenInference:
+		ret.Query = str(attrs, keyOIInput)
+		ret.Chunks, err = r.openInferenceChunks(attrs, budget)
+	case DialectOpenLLMetry:
+		ret.Query = r.traceloopQuery(attrs)
+		ret.Chunks, err = r.openLLMetryChunks(span, budget)
+	default:
+		return ret, ErrNoChunks
+	}
+	if r.keys.Query != "" {
+		if v := str(attrs, r.keys.Query); v != "" {
+			ret.Query = v
+		}
+	}
+	if r.keys.Answer != "" {
+		if v := str(attrs, r.keys.Answer); v != "" {
+			ret.Answer = v
+		}
+	}
+	if r.keys.Reference != "" {
+		if v := str(attrs, r.keys.Reference); v != "" {
+			ret.Reference = v
+		}
+	}
+	if err == nil && !budget.take(len(ret.Query)+len(ret.Answer)+len(ret.Reference)) {
+		err = ErrTooLarge
+	}
+	if err != nil {
+		ret.Chunks = nil
+	}
+	return ret, err
+}
+
+// str returns a string attribute, or "" when it is missing or not a string:
+// a number where text is expected is not a query or an answer.
+func str(attrs pcommon.Map, key string) string {
+	v, ok := attrs.Get(key)
+	if !ok || v.Type() != pcommon.ValueTypeStr {
+		return ""
+	}
+	return v.Str()
+}
+
+// byteBudget counts the bytes a Read has taken so far.
+type byteBudget struct{ left int }
+
+func (b *byteBudget) take(n int) bool {
+	b.left -= n
+	return b.left >= 0
+}
+
+// keep is how many chunks of n to read: TopK of them when set. It reports
+// ErrTooLarge when that is more than MaxChunks.
+func (r *Reader) keep(n int) (int, error) {
+	if r.limits.TopK > 0 && n > r.limits.TopK {
+		n = r.limits.TopK
+	}
+	if n > r.limits.MaxChunks {
+		return 0, ErrTooLarge
+	}
+	if n == 0 {
+		return 0, ErrNoChunks
+	}
+	return n, nil
+}

@@ -1,0 +1,224 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
+)
+
+// matches reports whether a data point's attributes include want.
+func matches(set attribute.Set, want map[string]string) bool {
+	for k, v := range want {
+		got, ok := set.Value(attribute.Key(k))
+		if !ok || got.AsString() != v {
+			return false
+		}
+	}
+	return true
+}
+
+// counterValue sums the points of an Int64 counter or up-down counter whose
+// attributes include want; 0 when the metric has not been recorded.
+func counterValue(t *testing.T, tel *componenttest.Telemetry, name string, want map[string]string) int64 {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return 0
+	}
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	if !ok {
+		t.Fatalf("%s is %T, want an int64 sum", name, m.Data)
+	}
+	var total int64
+	for _, dp := range sum.DataPoints {
+		if matches(dp.Attributes, want) {
+			total += dp.Value
+		}
+	}
+	return total
+}
+
+func histogram(t *testing.T, tel *componenttest.Telemetry, name string) metricdata.Histogram[float64] {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	if !ok {
+		t.Fatalf("%s is %T", name, m.Data)
+	}
+	return h
+}
+
+// TestMetrics asserts the histogram and the operational metrics through a
+// real OpenTelemetry SDK reader.
+func TestMetrics(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, func(c *config.Config) {
+		llmJudge(srv.URL)(c)
+		c.ReferenceSources = []string{"reference", "query"}
+	})
+	b := newBatch("rag-api")
+	good := b.project("good", "q", "Paris", capitalChunks...) // [1,0,1] -> 5/6
+	good.Attributes().PutStr("gen_ai.data_source.id", "wiki-index")
+	b.project("bad", "q", "Paris", "Berlin", "Madrid", "Paris!") // [0,0,1] -> 1/3
+	b.project("by-query", "Paris?", "", "Paris", "Rome")         // [1,0] -> 1 against the query
+	b.project("no-chunks", "q", "Paris")
+	b.plain("plain")
+	h.consume(b.td)
+	h.waitSpans(5)
+
+	m, err := h.tel.GetMetric(metricPrecision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Unit != "1" {
+		t.Errorf("unit %q", m.Unit)
+	}
+	hist := histogram(t, h.tel, metricPrecision)
+	if len(hist.DataPoints) != 3 {
+		t.Fatalf("%d series, want 3: %+v", len(hist.DataPoints), hist.DataPoints)
+	}
+	type series struct {
+		service, source, ref, judge string
+	}
+	got := map[series]metricdata.HistogramDataPoint[float64]{}
+	for _, dp := range hist.DataPoints {
+		if !slices.Equal(dp.Bounds, []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {
+			t.Fatalf("bounds %v", dp.Bounds)
+		}
+		if dp.Attributes.Len() != 4 {
+			t.Fatalf("labels %v", dp.Attributes.ToSlice())
+		}
+		v := func(k string) string { x, _ := dp.Attributes.Value(attribute.Key(k)); return x.AsString() }
+		got[series{v("service_name"), v("data_source"), v("reference_source"), v("judge_model")}] = dp
+	}
+	check := func(s series, value float64, bucket int) {
+		t.Helper()
+		dp, ok := got[s]
+		if !ok {
+			t.Fatalf("no series %+v in %v", s, got)
+		}
+		if dp.Count != 1 || math.Abs(dp.Sum-value) > 1e-12 || dp.BucketCounts[bucket] != 1 {
+			t.Errorf("%+v: count %d sum %v buckets %v", s, dp.Count, dp.Sum, dp.BucketCounts)
+		}
+		if len(dp.Exemplars) != 1 {
+			t.Fatalf("%+v: %d exemplars", s, len(dp.Exemplars))
+		}
+	}
+	check(series{"rag-api", "wiki-index", "reference", "openai:judge-model"}, 5.0/6.0, 8) // (0.8, 0.9]
+	check(series{"rag-api", "bad", "reference", "openai:judge-model"}, 1.0/3.0, 3)        // (0.3, 0.4]
+	check(series{"rag-api", "by-query", "query", "openai:judge-model"}, 1.0, 9)           // (0.9, 1.0]
+
+	// Exemplars carry the scored span's IDs.
+	ex := got[series{"rag-api", "wiki-index", "reference", "openai:judge-model"}].Exemplars[0]
+	scored := h.span("good")
+	if [16]byte(ex.TraceID) != [16]byte(scored.TraceID()) || [8]byte(ex.SpanID) != [8]byte(scored.SpanID()) {
+		t.Errorf("exemplar %x/%x, span %s/%s", ex.TraceID, ex.SpanID, scored.TraceID(), scored.SpanID())
+	}
+
+	for name, want := range map[string]int64{
+		metricCandidates: 4, metricSelected: 4, metricScored: 3,
+		metricCacheMisses: 8, metricCacheHits: 0, metricHeld: 0,
+	} {
+		if got := counterValue(t, h.tel, name, nil); got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+	if got := counterValue(t, h.tel, metricUnscored, map[string]string{"status": "no_chunks"}); got != 1 {
+		t.Errorf("unscored{no_chunks} = %d", got)
+	}
+	if got := counterValue(t, h.tel, metricRequests, map[string]string{"outcome": "ok"}); got != 8 {
+		t.Errorf("judge_requests{ok} = %d, want 8 (one per chunk)", got)
+	}
+	if got := counterValue(t, h.tel, metricTokens, map[string]string{"type": "prompt"}); got != 800 {
+		t.Errorf("prompt tokens %d", got)
+	}
+	if got := counterValue(t, h.tel, metricTokens, map[string]string{"type": "completion"}); got != 80 {
+		t.Errorf("completion tokens %d", got)
+	}
+	if lat := histogram(t, h.tel, metricLatency); len(lat.DataPoints) != 1 || lat.DataPoints[0].Count != 8 {
+		t.Errorf("judge latency %+v", lat.DataPoints)
+	}
+
+	// The same chunks again come from the cache.
+	b = newBatch("rag-api")
+	b.project("again", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(6)
+	if got := counterValue(t, h.tel, metricCacheHits, nil); got != 3 {
+		t.Errorf("cache hits %d, want 3", got)
+	}
+	if got := counterValue(t, h.tel, metricRequests, nil); got != 8 {
+		t.Errorf("judge requests %d after a cached span, want 8", got)
+	}
+}
+
+func TestJudgeRequestOutcomes(t *testing.T) {
+	srv := chatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		if n == 1 {
+			return chattest.Reply{Status: 500}
+		}
+		return chattest.KeywordJudge("Paris")(n, r)
+	})
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.Judge.MaxRetries = 1 })
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", "Paris")
+	h.consume(b.td)
+	h.waitSpans(1)
+	if r, ok := counterValue(t, h.tel, metricRequests, map[string]string{"outcome": "retry"}), counterValue(t, h.tel, metricRequests, map[string]string{"outcome": "ok"}); r != 1 || ok != 1 {
+		t.Fatalf("retry=%d ok=%d", r, ok)
+	}
+}
+
+func TestHeldSpansGauge(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("a", "q", "Paris", "Paris 1")
+	b.project("b", "q", "Paris", "Paris 2")
+	h.consume(b.td)
+	if got := counterValue(t, h.tel, metricHeld, nil); got != 2 {
+		t.Fatalf("held %d, want 2", got)
+	}
+	bj.open()
+	h.waitSpans(2)
+	h.shutdown(context.Background())
+	if got := counterValue(t, h.tel, metricHeld, nil); got != 0 {
+		t.Fatalf("held %d after forwarding, want 0", got)
+	}
+}
+
+// Label values beyond max_series are folded into "other", and counted.
+func TestSeriesCap(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.MaxSeries = 2 })
+	for i, svc := range []string{"a", "b", "c", "d"} {
+		b := newBatch(svc)
+		b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+		h.consume(b.td)
+		h.waitSpans(i + 1)
+	}
+	hist := histogram(t, h.tel, metricPrecision)
+	services := map[string]uint64{}
+	for _, dp := range hist.DataPoints {
+		v, _ := dp.Attributes.Value("service_name")
+		services[v.AsString()] += dp.Count
+	}
+	if len(services) != 3 || services["a"] != 1 || services["b"] != 1 || services["other"] != 2 {
+		t.Fatalf("series %v", services)
+	}
+	if got := counterValue(t, h.tel, metricSeriesFolded, nil); got != 2 {
+		t.Fatalf("folded %d", got)
+	}
+}

@@ -1,0 +1,209 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// mixedBatch returns a batch of n retrieval spans (distinct chunks, so the
+// cache cannot answer them) and n plain spans, over two resources.
+func mixedBatch(round, n int) ptrace.Traces {
+	b := newBatch("svc-a")
+	rs2 := b.td.ResourceSpans().AppendEmpty()
+	rs2.Resource().Attributes().PutStr("service.name", "svc-b")
+	other := &batch{td: b.td, ss: rs2.ScopeSpans().AppendEmpty()}
+	for i := range n {
+		target := b
+		if i%2 == 1 {
+			target = other
+		}
+		target.project(fmt.Sprintf("r%d-%d", round, i), "q", "Paris",
+			fmt.Sprintf("Paris chunk %d-%d", round, i), fmt.Sprintf("Berlin chunk %d-%d", round, i))
+		target.plain(fmt.Sprintf("p%d-%d", round, i))
+	}
+	return b.td
+}
+
+// TestNoSpanIsLost sends the same traffic through every failure the
+// processor must survive and checks that every span comes out, once.
+func TestNoSpanIsLost(t *testing.T) {
+	type scenario struct {
+		name   string
+		judge  chattest.Handler
+		mutate func(*config.Config)
+		opts   []judge.Option
+		// shutdownCtx ends the run; nil waits for everything.
+		shutdownTimeout time.Duration
+		wantStatus      string
+	}
+	slow := func(n int, r chattest.Request) chattest.Reply {
+		rep := chattest.KeywordJudge("Paris")(n, r)
+		rep.Delay = 5 * time.Second
+		return rep
+	}
+	scenarios := []scenario{
+		{name: "judge down", judge: func(int, chattest.Request) chattest.Reply { return chattest.Reply{Status: 503} }, wantStatus: statusJudgeError},
+		{name: "judge slower than max_wait", judge: slow, mutate: func(c *config.Config) { c.MaxWait = 80 * time.Millisecond }, wantStatus: statusTimeout},
+		{name: "over budget", judge: chattest.KeywordJudge("Paris"), mutate: func(c *config.Config) { c.Judge.MaxRequestsPerSecond = 0.5 }, opts: []judge.Option{judge.WithClock(stoppedClock{})}, wantStatus: statusBudget},
+		{name: "over max_pending_spans", judge: slow, mutate: func(c *config.Config) { c.MaxPendingSpans = 2; c.MaxWait = 80 * time.Millisecond }, wantStatus: statusOverflow},
+		{name: "shutdown while judging", judge: slow, shutdownTimeout: 30 * time.Millisecond, wantStatus: statusShutdown},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			srv := chatServer(t, sc.judge)
+			h := newHarness(t, func(c *config.Config) {
+				llmJudge(srv.URL)(c)
+				if sc.mutate != nil {
+					sc.mutate(c)
+				}
+			}, sc.opts...)
+			const rounds, perRound = 3, 6
+			for r := range rounds {
+				before := h.sink.SpanCount()
+				h.consume(mixedBatch(r, perRound))
+				// Plain spans never wait.
+				if got := h.sink.SpanCount() - before; got < perRound {
+					t.Fatalf("round %d: %d spans forwarded synchronously, want at least the %d plain ones", r, got, perRound)
+				}
+			}
+			ctx := context.Background()
+			if sc.shutdownTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, sc.shutdownTimeout)
+				defer cancel()
+			}
+			h.shutdown(ctx)
+			assertExactlyOnce(t, h.sink, rounds, perRound)
+			statuses := map[string]int{}
+			for _, s := range h.spansByName() {
+				if st := attrStr(s, attrStatus); st != "" {
+					statuses[st]++
+				}
+			}
+			if statuses[sc.wantStatus] == 0 {
+				t.Fatalf("no span with status %s: %v", sc.wantStatus, statuses)
+			}
+		})
+	}
+}
+
+func assertExactlyOnce(t *testing.T, sink *consumertest.TracesSink, rounds, perRound int) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, td := range sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) { seen[s.Name()]++ })
+	}
+	want := 2 * rounds * perRound
+	if sink.SpanCount() != want || len(seen) != want {
+		t.Fatalf("out %d spans (%d distinct), in %d", sink.SpanCount(), len(seen), want)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Fatalf("span %s forwarded %d times", name, n)
+		}
+	}
+}
+
+// flakySink refuses the first failures calls, then accepts.
+type flakySink struct {
+	consumertest.TracesSink
+	mu        sync.Mutex
+	failures  int
+	permanent bool
+}
+
+func (f *flakySink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	f.mu.Lock()
+	if f.failures > 0 {
+		f.failures--
+		f.mu.Unlock()
+		err := errors.New("downstream unavailable")
+		if f.permanent {
+			err = consumererror.NewPermanent(err)
+		}
+		return err
+	}
+	f.mu.Unlock()
+	return f.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// A held span refused downstream is retried and arrives.
+func TestDownstreamErrorOnDelayedForward(t *testing.T) {
+	sink := &flakySink{}
+	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	h.p.next = sink
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	b.plain("plain")
+	sink.failures = 0
+	h.consume(b.td)
+	h.waitSpans(2)
+
+	sink.mu.Lock()
+	sink.failures = 2
+	sink.mu.Unlock()
+	b = newBatch("svc")
+	b.project("retrieve-2", "What is the capital of France?", "Paris", capitalChunks...)
+	if err := h.p.ConsumeTraces(context.Background(), b.td); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSpans(3)
+	h.shutdown(context.Background())
+	if got := attrStr(h.span("retrieve-2"), attrStatus); got != statusScored {
+		t.Fatalf("status %q", got)
+	}
+	if n := counterValue(t, h.tel, metricForwardErrors, nil); n != 0 {
+		t.Fatalf("forward errors %d", n)
+	}
+}
+
+// A permanent downstream error is not retried; it is logged and counted.
+func TestPermanentDownstreamErrorIsCounted(t *testing.T) {
+	sink := &flakySink{permanent: true}
+	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	h.p.next = sink
+	sink.failures = 1
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.shutdown(context.Background())
+	if n := counterValue(t, h.tel, metricForwardErrors, nil); n != 1 {
+		t.Fatalf("forward errors %d, want 1", n)
+	}
+}
+
+// The synchronous path returns the next consumer's error to the caller, and
+// still forwards the held spans later.
+func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	sink := &flakySink{}
+	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
+	h.p.next = sink
+	sink.failures = 1
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	b.plain("plain")
+	if err := h.p.ConsumeTraces(context.Background(), b.td); err == nil {
+		t.Fatal("the caller must see the downstream error")
+	}
+	bj.open()
+	h.shutdown(context.Background())
+	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+		t.Fatalf("held span: %q", got)
+	}
+}

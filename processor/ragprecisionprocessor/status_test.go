@@ -1,0 +1,341 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// TestScoredSpan checks every attribute and the event of SPEC §5 on a span
+// scored by an LLM judge whose verdicts are [yes, no, yes]: CP 5/6.
+func TestScoredSpan(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("rag-api")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+
+	s := h.span("retrieve")
+	attrs := s.Attributes()
+	want := map[string]any{
+		"rag.contextual_precision":                  5.0 / 6.0,
+		"rag.contextual_precision.passed":           true,
+		"rag.contextual_precision.k":                int64(3),
+		"rag.contextual_precision.relevant":         int64(2),
+		"rag.contextual_precision.verdicts":         []any{true, false, true},
+		"rag.contextual_precision.reference_source": "reference",
+		"rag.contextual_precision.judge":            "openai:judge-model",
+		"rag.contextual_precision.sample_rate":      1.0,
+		"rag.contextual_precision.status":           "scored",
+	}
+	for k, w := range want {
+		v, ok := attrs.Get(k)
+		if !ok {
+			t.Errorf("missing %s", k)
+			continue
+		}
+		switch w := w.(type) {
+		case float64:
+			if v.Type() != pcommon.ValueTypeDouble || math.Abs(v.Double()-w) > 1e-12 {
+				t.Errorf("%s = %v (%s), want double %v", k, v.AsRaw(), v.Type(), w)
+			}
+		case bool:
+			if v.Type() != pcommon.ValueTypeBool || v.Bool() != w {
+				t.Errorf("%s = %v (%s), want bool %v", k, v.AsRaw(), v.Type(), w)
+			}
+		case int64:
+			if v.Type() != pcommon.ValueTypeInt || v.Int() != w {
+				t.Errorf("%s = %v (%s), want int %v", k, v.AsRaw(), v.Type(), w)
+			}
+		case string:
+			if v.Type() != pcommon.ValueTypeStr || v.Str() != w {
+				t.Errorf("%s = %v (%s), want string %q", k, v.AsRaw(), v.Type(), w)
+			}
+		case []any:
+			if v.Type() != pcommon.ValueTypeSlice || len(v.Slice().AsRaw()) != len(w) {
+				t.Errorf("%s = %v, want %v", k, v.AsRaw(), w)
+				continue
+			}
+			for i, x := range v.Slice().AsRaw() {
+				if x != w[i] {
+					t.Errorf("%s[%d] = %v, want %v", k, i, x, w[i])
+				}
+			}
+		}
+	}
+	// The original attributes are kept.
+	if attrStr(s, "rag.query") != "What is the capital of France?" || attrs.Len() != 3+len(want) {
+		t.Errorf("attributes: %v", attrs.AsRaw())
+	}
+
+	if s.Events().Len() != 1 {
+		t.Fatalf("%d events, want 1", s.Events().Len())
+	}
+	ev := s.Events().At(0)
+	if ev.Name() != "gen_ai.evaluation.result" || ev.Timestamp() == 0 {
+		t.Fatalf("event %q at %v", ev.Name(), ev.Timestamp())
+	}
+	ea := ev.Attributes()
+	if v, _ := ea.Get("gen_ai.evaluation.name"); v.Str() != "contextual_precision" {
+		t.Errorf("gen_ai.evaluation.name %q", v.Str())
+	}
+	if v, _ := ea.Get("gen_ai.evaluation.score.value"); v.Type() != pcommon.ValueTypeDouble || math.Abs(v.Double()-5.0/6.0) > 1e-12 {
+		t.Errorf("gen_ai.evaluation.score.value %v", v.AsRaw())
+	}
+	if v, _ := ea.Get("gen_ai.evaluation.score.label"); v.Str() != "pass" {
+		t.Errorf("gen_ai.evaluation.score.label %q", v.Str())
+	}
+	expl, _ := ea.Get("gen_ai.evaluation.explanation")
+	if !strings.Contains(expl.Str(), "2 of 3 chunks relevant at ranks 1, 3") || !strings.Contains(expl.Str(), "openai:judge-model") {
+		t.Errorf("explanation %q", expl.Str())
+	}
+	if ea.Len() != 4 {
+		t.Errorf("event attributes %v", ea.AsRaw())
+	}
+}
+
+func TestFailLabelBelowThreshold(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Threshold = 0.9 })
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris",
+		"Berlin is the capital of Germany.", "Paris is the capital of France.")
+	h.consume(b.td)
+	h.waitSpans(1)
+	s := h.span("retrieve")
+	if attrStr(s, "rag.contextual_precision.passed") != "false" || attrStr(s, "rag.contextual_precision") != "0.5" {
+		t.Fatalf("attributes %v", s.Attributes().AsRaw())
+	}
+	if v, _ := s.Events().At(0).Attributes().Get("gen_ai.evaluation.score.label"); v.Str() != "fail" {
+		t.Fatalf("label %q", v.Str())
+	}
+}
+
+// expectStatus checks that a span carries only the given status among the
+// processor's attributes, and no event.
+func expectStatus(t *testing.T, s ptrace.Span, status string) {
+	t.Helper()
+	if got := attrStr(s, attrStatus); got != status {
+		t.Fatalf("status %q, want %q (attributes %v)", got, status, s.Attributes().AsRaw())
+	}
+	for k := range s.Attributes().All() {
+		if strings.HasPrefix(k, "rag.contextual_precision") && k != attrStatus {
+			t.Errorf("unscored span has %s", k)
+		}
+	}
+	if s.Events().Len() != 0 {
+		t.Errorf("unscored span has %d events", s.Events().Len())
+	}
+}
+
+func TestStatusNoChunks(t *testing.T) {
+	h := newHarness(t, nil)
+	b := newBatch("svc")
+	b.project("empty", "q", "r") // rag.chunks = []
+	wrongType := b.add("int", pcommon.TraceID{})
+	wrongType.Attributes().PutInt("rag.chunks", 3)
+	malformed := b.add("malformed", pcommon.TraceID{})
+	malformed.Attributes().PutStr("rag.chunks", `["unterminated`)
+	malformed.Attributes().PutStr("rag.reference", "r")
+	h.consume(b.td)
+	// Statuses decided on arrival travel with the batch, undelayed.
+	if h.sink.SpanCount() != 3 {
+		t.Fatalf("%d spans forwarded synchronously, want 3", h.sink.SpanCount())
+	}
+	for _, name := range []string{"empty", "int", "malformed"} {
+		expectStatus(t, h.span(name), statusNoChunks)
+	}
+}
+
+func TestStatusNoReference(t *testing.T) {
+	h := newHarness(t, nil)
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "", capitalChunks...)
+	h.consume(b.td)
+	if h.sink.SpanCount() != 1 {
+		t.Fatal("a span without reference must not be held")
+	}
+	expectStatus(t, h.span("retrieve"), statusNoReference)
+}
+
+// With query among the sources the same span is scored against its query.
+func TestQueryAsReference(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.ReferenceSources = []string{"reference", "answer", "query"} })
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	if got := attrStr(h.span("retrieve"), attrReferenceSource); got != "query" {
+		t.Fatalf("reference_source %q", got)
+	}
+}
+
+func TestStatusTooLarge(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.MaxChunks = 2; c.MaxRetrievalBytes = 1 << 20 })
+	b := newBatch("svc")
+	b.project("many", "q", "r", "a", "b", "c")
+	b.project("huge", "q", "r", strings.Repeat("x", 10<<20))
+	h.consume(b.td)
+	if h.sink.SpanCount() != 2 {
+		t.Fatalf("%d spans", h.sink.SpanCount())
+	}
+	expectStatus(t, h.span("many"), statusTooLarge)
+	expectStatus(t, h.span("huge"), statusTooLarge)
+}
+
+// top_k cuts before max_chunks applies: 3 chunks with top_k 2 fit max_chunks 2.
+func TestTopK(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.TopK = 2; c.MaxChunks = 2 })
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	s := h.span("retrieve")
+	if attrStr(s, attrK) != "2" || attrStr(s, attrVerdicts) != "[true,false]" || attrStr(s, attrPrecision) != "1" {
+		t.Fatalf("attributes %v", s.Attributes().AsRaw())
+	}
+}
+
+func TestStatusJudgeError(t *testing.T) {
+	srv := chatServer(t, func(int, chattest.Request) chattest.Reply { return chattest.Reply{Status: 401} })
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	expectStatus(t, h.span("retrieve"), statusJudgeError)
+}
+
+// A chunk the judge cannot decide leaves the span without score, never with
+// a guessed one.
+func TestOneUnjudgedChunkMeansNoScore(t *testing.T) {
+	srv := chatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		if strings.Contains(r.Block("CHUNK"), "Berlin") {
+			return chattest.Reply{Content: "I think yes"}
+		}
+		return chattest.KeywordJudge("Paris")(n, r)
+	})
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.Judge.MaxRetries = 2 })
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	expectStatus(t, h.span("retrieve"), statusJudgeError)
+}
+
+func TestStatusTimeout(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxWait = 100 * time.Millisecond })
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	start := time.Now()
+	h.consume(b.td)
+	h.waitSpans(1)
+	if waited := time.Since(start); waited < 100*time.Millisecond || waited > 5*time.Second {
+		t.Errorf("held for %s, want about max_wait", waited)
+	}
+	expectStatus(t, h.span("retrieve"), statusTimeout)
+}
+
+func TestStatusBudget(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, func(c *config.Config) {
+		llmJudge(srv.URL)(c)
+		c.Judge.MaxRequestsPerSecond = 3 // one span of 3 chunks per second
+	}, judge.WithClock(stoppedClock{}))
+	b := newBatch("svc")
+	b.project("first", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	// Verdicts served by the cache cost no budget: the same chunks again are
+	// scored; new ones are not.
+	b = newBatch("svc")
+	b.project("cached", "q", "Paris", capitalChunks...)
+	b.project("second", "q", "Paris", "Rome is the capital of Italy.", "Paris is in France.", "Madrid")
+	h.consume(b.td)
+	h.waitSpans(3)
+	for _, name := range []string{"first", "cached"} {
+		if got := attrStr(h.span(name), attrStatus); got != statusScored {
+			t.Fatalf("%s: %q", name, got)
+		}
+	}
+	expectStatus(t, h.span("second"), statusBudget)
+	if srv.Calls() != 3 {
+		t.Fatalf("%d judge calls, want 3", srv.Calls())
+	}
+}
+
+func TestStatusOverflow(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxPendingSpans = 1 })
+	b := newBatch("svc")
+	b.project("held", "q", "Paris", capitalChunks...)
+	b.project("overflowed", "q", "Paris", capitalChunks...)
+	b.plain("other")
+	h.consume(b.td)
+	if h.sink.SpanCount() != 2 {
+		t.Fatalf("%d spans forwarded synchronously, want 2", h.sink.SpanCount())
+	}
+	expectStatus(t, h.span("overflowed"), statusOverflow)
+	bj.open()
+	h.waitSpans(3)
+	if got := attrStr(h.span("held"), attrStatus); got != statusScored {
+		t.Fatalf("held span: %q", got)
+	}
+}
+
+func TestStatusShutdown(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	if h.sink.SpanCount() != 0 {
+		t.Fatal("span not held")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	h.shutdown(ctx)
+	if h.sink.SpanCount() != 1 {
+		t.Fatalf("Shutdown returned with %d spans forwarded, want 1", h.sink.SpanCount())
+	}
+	expectStatus(t, h.span("retrieve"), statusShutdown)
+
+	// After Shutdown, selected spans pass at once with status shutdown.
+	b = newBatch("svc")
+	b.project("late", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	expectStatus(t, h.span("late"), statusShutdown)
+}
+
+// Shutdown with time to spare lets in-flight judgements finish.
+func TestShutdownWaitsForJudgements(t *testing.T) {
+	srv := chatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		rep := chattest.KeywordJudge("Paris")(n, r)
+		rep.Delay = 50 * time.Millisecond
+		return rep
+	})
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.shutdown(context.Background())
+	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+		t.Fatalf("status %q, want scored", got)
+	}
+}

@@ -1,0 +1,91 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// traceJoin collects the answer of one trace for the held spans that wait
+// for it (trace_join). The root span's answer is final and wakes them at
+// once; otherwise, when trace_join.wait ends, the last-ending LLM span's
+// answer is used.
+type traceJoin struct {
+	id       pcommon.TraceID
+	rootSeen chan struct{} // closed when the root span's answer arrives
+	root     string
+	llm      string
+	llmEnd   pcommon.Timestamp
+	waiters  int
+}
+
+// joinLocked registers a waiter for the answer of trace id. p.mu is held.
+func (p *ragProcessor) joinLocked(id pcommon.TraceID) *traceJoin {
+	j, ok := p.joins[id]
+	if !ok {
+		j = &traceJoin{id: id, rootSeen: make(chan struct{})}
+		p.joins[id] = j
+		p.joining.Add(1)
+	}
+	j.waiters++
+	return j
+}
+
+// awaitAnswer waits for the trace's root answer until trace_join.wait (or
+// the span's own deadline) and returns the best answer seen, possibly "".
+func (p *ragProcessor) awaitAnswer(ctx context.Context, h *heldSpan) string {
+	t := time.NewTimer(time.Until(h.joinUntil))
+	select {
+	case <-h.join.rootSeen:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	answer := h.join.root
+	if answer == "" {
+		answer = h.join.llm
+	}
+	h.join.waiters--
+	if h.join.waiters == 0 {
+		delete(p.joins, h.join.id)
+		p.joining.Add(-1)
+	}
+	return answer
+}
+
+// observeAnswers looks through a batch for the answers of traces that held
+// spans wait for.
+func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				join, ok := p.joins[span.TraceID()]
+				if !ok {
+					continue
+				}
+				a, ok := p.reader.TraceAnswer(span)
+				switch {
+				case !ok:
+				case a.Root:
+					if join.root == "" {
+						join.root = a.Text
+						close(join.rootSeen)
+					}
+				case a.End >= join.llmEnd:
+					join.llm, join.llmEnd = a.Text, a.End
+				}
+			}
+		}
+	}
+}
