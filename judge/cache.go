@@ -135,6 +135,10 @@ func (c *cachedJudge) Judge(ctx context.Context, req Request) (Result, error) {
 		ownCalls = append(ownCalls, f)
 	}
 	c.mu.Unlock()
+	// A verdict another judgement is already deciding costs no request
+	// either, so it counts as a hit: hits and misses then add up to the
+	// judge calls saved and made, whatever the timing.
+	hits += len(waits)
 	c.obs.CacheLookups(hits, len(req.Chunks)-hits)
 
 	var res Result

@@ -169,12 +169,16 @@ func TestCacheDeduplicatesConcurrentRequests(t *testing.T) {
 	if got := srv.Calls(); got != 1 {
 		t.Fatalf("%d upstream calls for %d identical concurrent judgements, want 1", got, n)
 	}
+	if s := obs.snapshot(); s.hits != n-1 || s.misses != 1 {
+		t.Fatalf("hits=%d misses=%d, want %d/1", s.hits, s.misses, n-1)
+	}
 }
 
 // Duplicate chunks within one span are asked once.
 func TestCacheDeduplicatesWithinRequest(t *testing.T) {
 	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	j := mustNew(t, cachedConfig(srv.URL))
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
 	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x", "y", "x", "x"}})
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +188,9 @@ func TestCacheDeduplicatesWithinRequest(t *testing.T) {
 	}
 	if srv.Calls() != 2 {
 		t.Fatalf("%d calls", srv.Calls())
+	}
+	if s := obs.snapshot(); s.hits != 2 || s.misses != 2 {
+		t.Fatalf("hits=%d misses=%d, want 2/2: duplicates cost no request", s.hits, s.misses)
 	}
 }
 

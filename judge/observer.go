@@ -21,7 +21,9 @@ type Observer interface {
 	// the tokens the reply reported (zero when there was no reply).
 	JudgeRequest(outcome Outcome, latency time.Duration, usage Usage)
 	// CacheLookups is called once per judgement with the number of chunks
-	// answered from the verdict cache and the number that were not.
+	// answered without a request of their own (from the verdict cache, or
+	// by a request for the same verdict already in flight) and the number
+	// that needed one.
 	CacheLookups(hits, misses int)
 }
 
