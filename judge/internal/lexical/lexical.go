@@ -21,8 +21,9 @@
 //     them, and counted double near the chunk's start, where its subject is.
 //   - subject: the share of the chunk's leading name (encyclopaedic, news
 //     and product text opens with its subject, and many retrievers prefix the
-//     title) that the query contains. A chunk about something the question
-//     names is very likely needed to answer it.
+//     title) that the query or the reference contains. A chunk about
+//     something the question names, or about the answer itself, is very
+//     likely needed to arrive at it.
 //
 // # Decision
 //
@@ -376,15 +377,17 @@ func (p Params) scan(r *retrieval, chunk string, buf *scanBuffers) chunkInfo {
 			f.name[k] = 1
 		}
 	}
-	f.subject, f.subjText = subjectInQuery(ct, r)
+	f.subject, f.subjText = subjectNamed(ct, r)
 	f.answer = len(r.phrase) > 0 && containsPhrase(ct, r.phrase)
 	return f
 }
 
-// subjectInQuery finds the chunk's subject, the run of capitalised words it
-// opens with, and returns the share of the subject's content words that are
-// query terms.
-func subjectInQuery(ct []token, r *retrieval) (float64, string) {
+// subjectNamed finds the chunk's subject, the run of capitalised words it
+// opens with, and returns the share of the subject's content words that the
+// query or the reference name. A chunk about the answer itself ("Paris is
+// the capital…" for "The capital of France is Paris.") counts as much as one
+// about a name the question asks after.
+func subjectNamed(ct []token, r *retrieval) (float64, string) {
 	var content, found, end int
 	for i, t := range ct {
 		if i > 0 && t.brk || i == maxNameWords {
@@ -399,7 +402,7 @@ func subjectInQuery(ct []token, r *retrieval) (float64, string) {
 			continue
 		}
 		content++
-		if ti, ok := r.terms[t.stem]; ok && ti < r.nQuery {
+		if _, ok := r.terms[t.stem]; ok {
 			found++
 		}
 	}
@@ -435,9 +438,9 @@ func (p Params) reason(r *retrieval, f chunkInfo, s signals, rel bool, ev, score
 	case f.answer:
 		evidence = fmt.Sprintf("contains the answer %s", r.refText)
 	case s.subject == 1:
-		evidence = fmt.Sprintf("is about %s, named in the query", quote(f.subjText))
+		evidence = fmt.Sprintf("is about %s, named in the query or answer", quote(f.subjText))
 	case s.subject >= p.MinEvidence:
-		evidence = fmt.Sprintf("is about %s, partly named in the query", quote(f.subjText))
+		evidence = fmt.Sprintf("is about %s, partly named in the query or answer", quote(f.subjText))
 	case s.bestName >= 0:
 		evidence = fmt.Sprintf("shares %s with the query", quote(r.names[s.bestName].text))
 	case s.answerTerms >= p.MinEvidence:

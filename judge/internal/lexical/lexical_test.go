@@ -302,3 +302,23 @@ func BenchmarkJudge(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
 }
+
+// A generated answer is a sentence, not a short span: the chunk about the
+// answer's own subject ("Paris …") is as relevant as the one about the
+// question's ("France's …"), and the unrelated one is not.
+func TestJudgeSentenceReference(t *testing.T) {
+	got := lexical.Judge("What is the capital of France?", "The capital of France is Paris.", []string{
+		"Paris is the capital and most populous city of France.",
+		"Bananas are an excellent source of potassium and fibre.",
+		"France's capital, Paris, sits on the Seine.",
+	})
+	want := []bool{true, false, true}
+	for i, v := range got {
+		if v.Relevant != want[i] {
+			t.Errorf("chunk %d: %v (%s), want %v", i+1, v.Relevant, v.Reason, want[i])
+		}
+	}
+	if !strings.Contains(got[0].Reason, `"Paris"`) {
+		t.Errorf("reason %q should name the chunk's subject", got[0].Reason)
+	}
+}
