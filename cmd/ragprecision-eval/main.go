@@ -3,6 +3,10 @@
 // HotpotQA dev sample in shared/data:
 //
 //	go run ./cmd/ragprecision-eval [-data path] [-titles] [-split all|tune|heldout] [-by-type]
+//	    [-judge provider:model [-base-url URL] [-api-key-env VAR] [-mode per_chunk|batched]]
+//
+// -judge adds an LLM judge, built exactly as the processor builds it, so that
+// its agreement can be measured before it is deployed.
 //
 // Every judge in candidates is run on the same questions and reported next
 // to the naive lexical baseline, on the whole sample and on its tuning and
@@ -41,24 +45,27 @@ type candidate struct {
 	Baseline bool
 }
 
-// candidates lists the judges to evaluate, baseline included.
-//
-// To evaluate an LLM judge, build it the way the processor does and append
-// it, e.g.
-//
-//	llm, err := judge.New(judgeConfig("openai:gpt-4o-mini")) // plus BaseURL/APIKey
-//	cs = append(cs, candidate{Name: llm.ID(), Judge: fromJudge(ctx, llm)})
-//
-// (close it afterwards if it implements io.Closer).
-func candidates(ctx context.Context) ([]candidate, error) {
+// candidates lists the judges to evaluate, baseline included: builtin:lexical,
+// the LLM judge llm describes (when not nil), and the naive baseline.
+func candidates(ctx context.Context, llm *judge.Config) ([]candidate, func(), error) {
 	lexical, err := judge.New(judgeConfig(judge.ProviderBuiltin + ":" + judge.BuiltinLexical))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return []candidate{
-		{Name: lexical.ID(), Judge: fromJudge(ctx, lexical)},
-		{Name: fmt.Sprintf("naive@%.2g", hotpotqa.NaiveThreshold), Judge: hotpotqa.Naive(hotpotqa.NaiveThreshold), Baseline: true},
-	}, nil
+	cs := []candidate{{Name: lexical.ID(), Judge: fromJudge(ctx, lexical)}}
+	closeAll := func() {}
+	if llm != nil {
+		j, err := judge.New(*llm)
+		if err != nil {
+			return nil, nil, err
+		}
+		cs = append(cs, candidate{Name: j.ID(), Judge: fromJudge(ctx, j)})
+		if c, ok := j.(io.Closer); ok {
+			closeAll = func() { _ = c.Close() }
+		}
+	}
+	cs = append(cs, candidate{Name: fmt.Sprintf("naive@%.2g", hotpotqa.NaiveThreshold), Judge: hotpotqa.Naive(hotpotqa.NaiveThreshold), Baseline: true})
+	return cs, closeAll, nil
 }
 
 // judgeConfig is a valid judge.Config for model with the processor's usual
@@ -103,8 +110,19 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	titles := fs.Bool("titles", false, `present each chunk as "title: paragraph" instead of the paragraph alone`)
 	splitFlag := fs.String("split", "", "evaluate only this half: all, tune or heldout (default: all three)")
 	byType := fs.Bool("by-type", false, `also report yes/no-answer questions and the others separately`)
+	model := fs.String("judge", "", "also evaluate this LLM judge, provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.1:8b)")
+	baseURL := fs.String("base-url", "", "the LLM judge's OpenAI-compatible endpoint, when not the provider's own")
+	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the LLM judge's API key")
+	mode := fs.String("mode", string(judge.ModeBatched), "the LLM judge's mode: per_chunk or batched")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var llm *judge.Config
+	if *model != "" {
+		c := judgeConfig(*model)
+		c.BaseURL, c.APIKey, c.Mode = *baseURL, os.Getenv(*keyEnv), judge.Mode(*mode)
+		c.CacheSize, c.CacheTTL = 100000, 0
+		llm = &c
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -128,10 +146,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cs, err := candidates(ctx)
+	cs, closeJudges, err := candidates(ctx, llm)
 	if err != nil {
 		return err
 	}
+	defer closeJudges()
 
 	chunks := "paragraph"
 	if *titles {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/internal/hotpotqa"
 	"github.com/ragprecision/ragprecision/judge"
 )
@@ -114,10 +115,11 @@ func TestFromJudge(t *testing.T) {
 }
 
 func TestCandidates(t *testing.T) {
-	cs, err := candidates(context.Background())
+	cs, closeJudges, err := candidates(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer closeJudges()
 	baselines := 0
 	for _, c := range cs {
 		if c.Baseline {
@@ -129,5 +131,40 @@ func TestCandidates(t *testing.T) {
 	}
 	if baselines != 1 {
 		t.Errorf("%d baselines, want 1", baselines)
+	}
+}
+
+// -judge evaluates an LLM judge through the real client, here against a
+// local Chat Completions server that calls a paragraph relevant when it
+// names the question's subject.
+func TestRunWithLLMJudge(t *testing.T) {
+	srv := chattest.NewServer(func(n int, r chattest.Request) chattest.Reply {
+		word := "Shirley"
+		if strings.Contains(r.Block("QUESTION"), "Kiss") {
+			word = "Kiss and Tell"
+		}
+		return chattest.KeywordJudge(word)(n, r)
+	})
+	defer srv.Close()
+	t.Setenv("EVAL_TEST_KEY", "sk-eval")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-data", writeSample(t), "-split", "all",
+		"-judge", "openai:eval-model", "-base-url", srv.URL, "-api-key-env", "EVAL_TEST_KEY"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "all" && f[2] == "openai:eval-model" {
+			row = l
+		}
+	}
+	// Both questions judged exactly right: precision, recall, F1 all 1.
+	if f := strings.Fields(row); len(f) < 6 || f[3] != "1.000" || f[4] != "1.000" || f[5] != "1.000" {
+		t.Fatalf("LLM judge row %q in\n%s", row, out.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Header.Get("Authorization") != "Bearer sk-eval" || !reqs[0].Batched() {
+		t.Fatalf("%d requests; first %+v", len(reqs), reqs[0].Header)
 	}
 }
