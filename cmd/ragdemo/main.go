@@ -1,0 +1,221 @@
+// Command ragdemo shows the ragprecision processor at work in one command:
+//
+//	go run ./cmd/ragdemo -collector bin/otelcol-ragprecision -config examples/demo.yaml
+//
+// It starts the collector (unless one is already running), sends it traces
+// of a small RAG application written in two span dialects — each question
+// answered once from a well-ranked and once from a badly ranked retrieval of
+// the same chunks — receives the annotated spans back over OTLP, and prints
+// the Contextual Precision of every retrieval, followed by the histogram the
+// collector exposes to Prometheus.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ragprecision/ragprecision/internal/otlpsink"
+)
+
+// options are the command-line flags. The address defaults match the
+// defaults of examples/demo.yaml.
+type options struct {
+	collector string // binary to start; "" when one is already running
+	config    string
+	keep      bool
+
+	otlp    string // the collector's OTLP/gRPC receiver
+	sink    string // where the collector's otlp_grpc exporter sends spans
+	health  string // the health_check extension
+	metrics string // the collector's Prometheus endpoint, host:port
+
+	startTimeout time.Duration // for the collector to become healthy
+	spanTimeout  time.Duration // for every span to come back
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.collector, "collector", "", "collector binary to start (e.g. bin/otelcol-ragprecision); empty: use a collector that is already running")
+	flag.StringVar(&o.config, "config", "examples/demo.yaml", "collector config for -collector")
+	flag.BoolVar(&o.keep, "keep", false, "leave the started collector running after the report, until Ctrl-C")
+	flag.StringVar(&o.otlp, "otlp", "localhost:4317", "the collector's OTLP/gRPC receiver (RAGDEMO_OTLP_GRPC)")
+	flag.StringVar(&o.sink, "sink", "localhost:4319", "address the demo receives the collector's output on (RAGDEMO_SINK)")
+	flag.StringVar(&o.health, "health", "localhost:13133", "the collector's health_check endpoint (RAGDEMO_HEALTH)")
+	flag.StringVar(&o.metrics, "metrics", "localhost:8888", "the collector's Prometheus endpoint, host:port (RAGDEMO_METRICS_HOST, RAGDEMO_METRICS_PORT)")
+	flag.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long to wait for the collector to become healthy")
+	flag.DurationVar(&o.spanTimeout, "span-timeout", 30*time.Second, "how long to wait for the annotated spans to come back")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ragdemo: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+// run is the whole demo; errors are what the newcomer needs to read.
+func run(ctx context.Context, o options, out io.Writer) (err error) {
+	metricsHost, metricsPort, err := net.SplitHostPort(o.metrics)
+	if err != nil {
+		return fmt.Errorf("-metrics %q: want host:port", o.metrics)
+	}
+	metricsURL := "http://" + o.metrics + "/metrics"
+
+	// The sink listens before the collector starts, so that its exporter
+	// connects at once instead of logging connection errors and backing off.
+	sink, err := otlpsink.Start(o.sink)
+	if err != nil {
+		return fmt.Errorf("listening for the collector's output on %s: %w (is another demo running? pick another address with -sink)", o.sink, err)
+	}
+	defer sink.Stop()
+	fmt.Fprintf(out, "==> receiving the collector's output on %s\n", sink.Addr())
+
+	if o.collector != "" {
+		c, err := startCollector(o.collector, o.config, []string{
+			"RAGDEMO_OTLP_GRPC=" + o.otlp,
+			"RAGDEMO_SINK=" + o.sink,
+			"RAGDEMO_HEALTH=" + o.health,
+			"RAGDEMO_METRICS_HOST=" + metricsHost,
+			"RAGDEMO_METRICS_PORT=" + metricsPort,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "==> started %s --config %s (pid %d)\n    collector log: %s\n", o.collector, o.config, c.pid(), c.logPath)
+		defer func() {
+			if stopErr := c.stop(15 * time.Second); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		if err := c.waitHealthy(ctx, o.health, o.startTimeout); err != nil {
+			return err
+		}
+		defer func() {
+			if err == nil && o.keep {
+				zpages := cmp.Or(os.Getenv("RAGDEMO_ZPAGES"), "localhost:55679")
+				fmt.Fprintf(out, "\n==> -keep: the collector (pid %d) keeps running; send it OTLP on %s, browse http://%s/debug/pipelinez, scrape %s. Ctrl-C stops it.\n",
+					c.pid(), o.otlp, zpages, metricsURL)
+				select {
+				case <-ctx.Done():
+				case <-c.exited:
+					err = fmt.Errorf("the collector exited; see its log: %s", c.logPath)
+				}
+			}
+		}()
+	} else if err := waitHealthy(ctx, o.health, o.startTimeout, nil); err != nil {
+		return fmt.Errorf("no running collector: %w; start one, or pass -collector bin/otelcol-ragprecision", err)
+	}
+	fmt.Fprintf(out, "==> the collector is healthy (http://%s/)\n", o.health)
+
+	start := time.Now()
+	s, err := sendTraffic(ctx, o.otlp)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "==> sent %d traces (%d questions × good/bad ranking, in %d dialects) and 1 plain trace: %d spans to %s\n",
+		len(s.cases), len(questions), countDialects(), s.spans, o.otlp)
+
+	// Retrieval spans come back once judged; the ones that need their
+	// trace's answer from an LLM span wait trace_join.wait first.
+	waitCtx, cancel := context.WithTimeout(ctx, o.spanTimeout)
+	got, waitErr := sink.WaitForSpans(waitCtx, s.spans)
+	cancel()
+	res := collectResults(s, sink.Traces())
+	if waitErr != nil {
+		if errors.Is(context.Cause(ctx), context.Canceled) {
+			return ctx.Err()
+		}
+		// Show what did arrive before failing: it says which dialect is stuck.
+		_ = printTable(out, res.results)
+		return fmt.Errorf("only %d of %d spans came back within %s; see the collector's log", got, s.spans, o.spanTimeout)
+	}
+	fmt.Fprintf(out, "==> all %d spans came back after %s\n\n", got, time.Since(start).Round(time.Millisecond))
+
+	if err := printTable(out, res.results); err != nil {
+		return err
+	}
+	sum := summarize(res.results)
+	fmt.Fprintf(out, "\nVerdicts are in rank order (✓ relevant, ✗ not); CP = Σ P@k·v_k / Σ v_k, pass at >= 0.7.\n")
+	fmt.Fprintf(out, "Mean CP, good rankings: %s\n", sum.good)
+	fmt.Fprintf(out, "Mean CP, bad rankings:  %s   (the same chunks, worse order)\n", sum.bad)
+	if len(res.plainChanged) == 0 {
+		fmt.Fprintf(out, "Plain (non-RAG) spans: %d came back untouched.\n", len(s.plain))
+	}
+	if i, r, ok := firstFailure(res.results); ok {
+		fmt.Fprintf(out, "Why row %d failed, from its %s span event:\n    %s\n", i+1, eventEvaluation, r.explanation)
+	}
+
+	fmt.Fprintf(out, "\n==> metrics: %s (what Prometheus scrapes and Grafana alerts on)\n", metricsURL)
+	lines, scrapeErr := scrapeMetrics(ctx, metricsURL)
+	for _, l := range lines {
+		fmt.Fprintln(out, "    "+l)
+	}
+	if len(lines) > 0 {
+		// Buckets are cumulative, so le="0.7" over the count is the share of
+		// retrievals at or below the threshold: a natural alert expression.
+		fmt.Fprintf(out, "\nShare of retrievals scoring at most 0.7 over 10 minutes, per data source (an alert expression):\n"+
+			"    sum by (data_source) (rate(rag_contextual_precision_bucket{le=\"0.7\"}[10m]))\n"+
+			"      / sum by (data_source) (rate(rag_contextual_precision_count[10m]))\n")
+	}
+
+	// The checks come last, so that a failing demo still shows what it saw.
+	switch {
+	case len(res.plainChanged) > 0:
+		return fmt.Errorf("non-RAG spans must pass untouched, but: %v", res.plainChanged)
+	case sum.scored == 0:
+		return fmt.Errorf("no retrieval span was scored; the statuses above say why, the collector's log may say more")
+	case scrapeErr != nil:
+		return scrapeErr
+	case !hasHistogram(lines):
+		return fmt.Errorf("%s has no rag_contextual_precision histogram", metricsURL)
+	}
+	if sum.scored < len(res.results) {
+		fmt.Fprintf(out, "\nnote: %d of %d retrieval spans were not scored (see STATUS).\n", len(res.results)-sum.scored, len(res.results))
+	}
+	if sum.good.mean() <= sum.bad.mean() {
+		fmt.Fprintf(out, "\nnote: the judge did not score the good rankings above the bad ones.\n")
+	}
+	return nil
+}
+
+// hasHistogram reports whether the scraped lines hold the histogram's count.
+func hasHistogram(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, "rag_contextual_precision_count") {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFailure returns the first scored result that failed, whose
+// explanation makes a good example.
+func firstFailure(results []result) (int, result, bool) {
+	for i, r := range results {
+		if r.scored && !r.passed && r.explanation != "" {
+			return i, r, true
+		}
+	}
+	return 0, result{}, false
+}
+
+// countDialects is the number of distinct dialects the questions use.
+func countDialects() int {
+	seen := map[dialect]bool{}
+	for _, q := range questions {
+		seen[q.dialect] = true
+	}
+	return len(seen)
+}
