@@ -32,7 +32,7 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 
 ## demo: run the collector with builtin:lexical and demo traffic, and print the scores.
 demo: $(COLLECTOR)
-	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml
+	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml $(ARGS)
 
 ## test: formatting, vet, unit tests with the race detector, and the end-to-end test.
 test: lint unit e2e
@@ -45,9 +45,10 @@ lint:
 unit:
 	$(GO) test -race -count=1 ./...
 
-## e2e: build the distribution, run it against a local judge, check what comes out.
+## e2e: build the distribution, run it against a local judge and check what comes
+## out; validate every example config; run the demo as `make demo` does.
 e2e: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run TestEndToEnd ./internal/e2e/
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "TestEndToEnd|TestExampleConfigsValidate|TestDemo" ./internal/e2e/ ./cmd/ragdemo/
 
 ## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

@@ -587,3 +587,36 @@ func checkMetrics(t *testing.T, url string, scored []sent) {
 		t.Error("held spans missing")
 	}
 }
+
+// TestExampleConfigsValidate checks that every configuration under
+// examples/ is accepted by the distribution, so the docs cannot rot.
+func TestExampleConfigsValidate(t *testing.T) {
+	bin := os.Getenv(collectorEnv)
+	if bin == "" {
+		t.Skipf("%s is not set; `make e2e` builds the distribution and sets it", collectorEnv)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example configs: %v", err)
+	}
+	for _, f := range files {
+		cmd := exec.Command(bin, "validate", "--config", f)
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-example", "OTLP_BACKEND=localhost:4317")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", f, err, out)
+		}
+	}
+	// And a broken one is refused with the key named.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	cfg := strings.NewReplacer("{{GRPC}}", "4317", "{{HTTP}}", "4318", "{{JUDGE}}", "http://localhost:1/v1",
+		"{{SINK}}", "localhost:4319", "{{HEALTH}}", "13133", "{{METRICS}}", "8888", "threshold: 0.7", "threshold: 7").Replace(configTemplate)
+	if err := os.WriteFile(bad, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "validate", "--config", bad)
+	cmd.Env = append(os.Environ(), "E2E_JUDGE_API_KEY=k")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "threshold: must be within [0, 1], got 7") {
+		t.Errorf("invalid threshold accepted or badly reported: %v\n%s", err, out)
+	}
+}
