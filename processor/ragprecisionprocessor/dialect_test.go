@@ -105,8 +105,14 @@ func TestDialectGenAI(t *testing.T) {
 	chat.Attributes().PutStr("gen_ai.operation.name", "chat")
 	chat.Attributes().PutStr("gen_ai.output.messages",
 		`[{"role":"assistant","parts":[{"type":"text","content":"`+answer+`"}],"finish_reason":"stop"}]`)
+	start := time.Now()
 	h.consume(b.td)
 	h.waitSpans(4)
+	// The root arrived without an answer: the wait ends with it, and the
+	// chat span's answer is used.
+	if waited := time.Since(start); waited >= 150*time.Millisecond {
+		t.Errorf("waited %s: the root's arrival should end the wait", waited)
+	}
 	expectScored(t, h, "retrieval wiki", "answer", 5.0/6.0)
 	expectScored(t, h, "retrieval wiki-json", "answer", 5.0/6.0)
 }

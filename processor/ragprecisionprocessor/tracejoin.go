@@ -9,12 +9,14 @@ import (
 )
 
 // traceJoin collects the answer of one trace for the held spans that wait
-// for it (trace_join). The root span's answer is final and wakes them at
-// once; otherwise, when trace_join.wait ends, the last-ending LLM span's
-// answer is used.
+// for it (trace_join). The root span ends last, so its arrival wakes them
+// at once: its answer is used, else the last-ending LLM span's seen so far
+// (GenAI agents often leave the answer on the chat span only). Without a
+// root, the wait ends with trace_join.wait.
 type traceJoin struct {
 	id       pcommon.TraceID
-	rootSeen chan struct{} // closed when the root span's answer arrives
+	rootSeen chan struct{} // closed when the root span arrives
+	rootDone bool
 	root     string
 	llm      string
 	llmEnd   pcommon.Timestamp
@@ -76,13 +78,12 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 				}
 				a, ok := p.reader.TraceAnswer(span)
 				switch {
-				case !ok:
-				case a.Root:
-					if join.root == "" {
-						join.root = a.Text
+				case span.ParentSpanID().IsEmpty():
+					if !join.rootDone {
+						join.root, join.rootDone = a.Text, true
 						close(join.rootSeen)
 					}
-				case a.End >= join.llmEnd:
+				case ok && a.End >= join.llmEnd:
 					join.llm, join.llmEnd = a.Text, a.End
 				}
 			}
