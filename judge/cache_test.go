@@ -74,12 +74,12 @@ func TestCacheKeySeparatesInputs(t *testing.T) {
 	a, b := cachedConfig(srv.URL), cachedConfig(srv.URL)
 	b.Mode = ModeBatched
 	ja, jb := mustNew(t, a).(*cachedJudge), mustNew(t, b).(*cachedJudge)
-	if ja.key("q", "r", "x") == jb.key("q", "r", "x") {
+	if ja.key("q", "r", "x", nil) == jb.key("q", "r", "x", nil) {
 		t.Fatal("mode is not part of the key")
 	}
 	b = cachedConfig(srv.URL)
 	b.Model = "openai:other"
-	if jc := mustNew(t, b).(*cachedJudge); ja.key("q", "r", "x") == jc.key("q", "r", "x") {
+	if jc := mustNew(t, b).(*cachedJudge); ja.key("q", "r", "x", nil) == jc.key("q", "r", "x", nil) {
 		t.Fatal("model is not part of the key")
 	}
 }
@@ -194,8 +194,7 @@ func TestCacheDeduplicatesWithinRequest(t *testing.T) {
 	}
 }
 
-// Failures are not cached, and a waiter whose leader ran out of time asks
-// itself instead of inheriting the leader's deadline.
+// Failures are not cached.
 func TestCacheDoesNotKeepFailures(t *testing.T) {
 	fail := true
 	var mu sync.Mutex
@@ -220,6 +219,8 @@ func TestCacheDoesNotKeepFailures(t *testing.T) {
 	}
 }
 
+// A waiter whose leader ran out of time asks itself instead of inheriting
+// the leader's deadline.
 func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	release := make(chan struct{})
 	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
@@ -258,5 +259,101 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	}
 	if res := <-waiterDone; len(res.Verdicts) != 1 || !res.Verdicts[0].Relevant {
 		t.Fatalf("waiter: %+v", res)
+	}
+}
+
+// A span whose judgement fails does not fail the spans that waited for one
+// of its chunks: a chunk it left undecided is asked for again by them, and
+// what it did decide is kept.
+func TestOwnerFailureDoesNotSpreadToWaiters(t *testing.T) {
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		switch r.Block("CHUNK") {
+		case "poison":
+			return chattest.Reply{Content: "Sure! yes", Delay: 30 * time.Millisecond}
+		case "decided":
+			return chattest.Reply{Content: `{"verdict":"yes","reason":"r"}`}
+		}
+		return chattest.Reply{Content: `{"verdict":"yes","reason":"r"}`, Delay: 300 * time.Millisecond}
+	})
+	c := cachedConfig(srv.URL)
+	c.MaxRetries = 0
+	obs := newRecordingObserver()
+	j := mustNew(t, c, WithObserver(obs))
+	ownerDone := make(chan error, 1)
+	go func() {
+		_, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"poison", "shared", "decided"}})
+		ownerDone <- err
+	}()
+	for obs.snapshot().lookups < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"shared", "decided"}})
+	if err != nil {
+		t.Fatalf("the waiter inherited the owner's failure: %v", err)
+	}
+	if !res.Verdicts[0].Relevant || !res.Verdicts[1].Relevant {
+		t.Fatalf("%+v", res)
+	}
+	if err := <-ownerDone; !errors.Is(err, errBadReply) {
+		t.Fatalf("owner: %v", err)
+	}
+	// "decided" was answered before the owner failed: cached, not asked again.
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Block("CHUNK") == "decided" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("decided chunk asked %d times", n)
+	}
+}
+
+// In batched mode a verdict is given with the other chunks in view, so it is
+// shared only with the same chunk set.
+func TestBatchedVerdictsAreKeyedOnTheChunkSet(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	c := cachedConfig(srv.URL)
+	c.Mode = ModeBatched
+	j := mustNew(t, c)
+	for _, chunks := range [][]string{{"x1", "y"}, {"x1", "z"}, {"x1", "y"}} {
+		if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: chunks}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv.Calls() != 2 {
+		t.Fatalf("%d calls, want 2: only the identical set is served from the cache", srv.Calls())
+	}
+}
+
+// Without a cache, identical requests in flight are still made once.
+func TestDeduplicationWithoutCache(t *testing.T) {
+	release := make(chan struct{})
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		<-release
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	c := cachedConfig(srv.URL)
+	c.CacheSize = 0
+	obs := newRecordingObserver()
+	j := mustNew(t, c, WithObserver(obs))
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for obs.snapshot().lookups < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if srv.Calls() != 1 {
+		t.Fatalf("%d calls", srv.Calls())
+	}
+	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil || srv.Calls() != 2 {
+		t.Fatalf("with cache.size 0 nothing is kept: %d calls, %v", srv.Calls(), err)
 	}
 }

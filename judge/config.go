@@ -160,9 +160,6 @@ func New(c Config, opts ...Option) (Judge, error) {
 	if m.Provider == ProviderBuiltin {
 		return newLexical(), nil
 	}
-	llm := newOpenAI(c, m, o)
-	if c.CacheSize == 0 {
-		return llm, nil
-	}
-	return newCached(llm, c, o), nil
+	// Identical requests in flight are made once even without a cache.
+	return newCached(newOpenAI(c, m, o), c, o), nil
 }

@@ -105,90 +105,145 @@ func (j *openAIJudge) Close() error {
 
 // Judge implements Judge.
 func (j *openAIJudge) Judge(ctx context.Context, req Request) (Result, error) {
-	if len(req.Chunks) == 0 {
-		return Result{}, nil
+	query, ref, chunks := truncateRequest(req, j.maxChunkChars)
+	out := j.judgeChunks(ctx, query, ref, chunks)
+	if err := out.err(); err != nil {
+		return Result{Usage: out.usage}, err
 	}
-	ref := truncateRunes(req.Reference, j.maxChunkChars)
-	query := truncateRunes(req.Query, j.maxChunkChars)
-	chunks := make([]string, len(req.Chunks))
+	return Result{Verdicts: out.verdicts, Usage: out.usage}, nil
+}
+
+// truncateRequest cuts the query, the reference and every chunk to max
+// characters, as they are sent and as the cache keys them.
+func truncateRequest(req Request, max int) (query, ref string, chunks []string) {
+	chunks = make([]string, len(req.Chunks))
 	for i, c := range req.Chunks {
-		chunks[i] = truncateRunes(c, j.maxChunkChars)
+		chunks[i] = truncateRunes(c, max)
+	}
+	return truncateRunes(req.Query, max), truncateRunes(req.Reference, max), chunks
+}
+
+// errNotDecided marks a chunk that was not judged because another chunk of
+// the same judgement failed first: nothing is wrong with the chunk itself.
+var errNotDecided = errors.New("not judged: another chunk of the span failed first")
+
+// outcome is a judgement chunk by chunk: errs[i] is nil when verdicts[i]
+// was decided. The verdict cache keeps what was decided even when the
+// judgement as a whole failed.
+type outcome struct {
+	verdicts []Verdict
+	errs     []error
+	usage    Usage
+}
+
+// err is the judgement's error: the first chunk's own failure, in preference
+// to chunks that were merely not attempted.
+func (o outcome) err() error {
+	var first error
+	for _, e := range o.errs {
+		switch {
+		case e == nil:
+		case errors.Is(e, errNotDecided):
+			if first == nil {
+				first = e
+			}
+		default:
+			return e
+		}
+	}
+	return first
+}
+
+func failAll(n int, err error, usage Usage) outcome {
+	o := outcome{verdicts: make([]Verdict, n), errs: make([]error, n), usage: usage}
+	for i := range o.errs {
+		o.errs[i] = err
+	}
+	return o
+}
+
+// judgeChunks judges already truncated chunks, within the budget.
+func (j *openAIJudge) judgeChunks(ctx context.Context, query, ref string, chunks []string) outcome {
+	if len(chunks) == 0 {
+		return outcome{}
 	}
 	if j.mode == ModeBatched && len(chunks) > 1 {
 		if !j.admit(1) {
-			return Result{}, ErrOverBudget
+			return failAll(len(chunks), ErrOverBudget, Usage{})
 		}
-		res, err := j.judgeBatched(ctx, query, ref, chunks)
-		if !errors.Is(err, errWrongCount) {
-			return res, err
+		verdicts, usage, err := j.judgeBatched(ctx, query, ref, chunks)
+		if err == nil {
+			return outcome{verdicts: verdicts, errs: make([]error, len(chunks)), usage: usage}
 		}
-		// The model cannot count these chunks; ask chunk by chunk instead of
-		// failing the span.
-		usage := res.Usage
+		if !errors.Is(err, errBadReply) || ctx.Err() != nil {
+			return failAll(len(chunks), err, usage)
+		}
+		// The model does not keep to the batched contract for these chunks
+		// (miscounted, or malformed); ask chunk by chunk instead of failing
+		// the span.
 		if !j.admit(len(chunks)) {
-			return Result{Usage: usage}, ErrOverBudget
+			return failAll(len(chunks), ErrOverBudget, usage)
 		}
-		res, err = j.judgePerChunk(ctx, query, ref, chunks)
-		res.Usage.Add(usage)
-		return res, err
+		o := j.judgePerChunk(ctx, query, ref, chunks)
+		o.usage.Add(usage)
+		return o
 	}
 	if !j.admit(len(chunks)) {
-		return Result{}, ErrOverBudget
+		return failAll(len(chunks), ErrOverBudget, Usage{})
 	}
 	return j.judgePerChunk(ctx, query, ref, chunks)
 }
 
 func (j *openAIJudge) admit(n int) bool { return j.budget == nil || j.budget.take(n) }
 
-// judgePerChunk asks for every chunk in parallel (bounded by the semaphore)
-// and fails as soon as one chunk fails: a span with any unjudged chunk gets
-// no score, so the remaining requests would be wasted.
-func (j *openAIJudge) judgePerChunk(ctx context.Context, query, ref string, chunks []string) (Result, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// judgePerChunk asks for every chunk in parallel (bounded by the semaphore).
+// The first chunk that fails stops the others: a span with any unjudged
+// chunk gets no score, so their requests would be wasted. Those not decided
+// then report errNotDecided.
+func (j *openAIJudge) judgePerChunk(ctx context.Context, query, ref string, chunks []string) outcome {
+	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res := Result{Verdicts: make([]Verdict, len(chunks))}
+	o := outcome{verdicts: make([]Verdict, len(chunks)), errs: make([]error, len(chunks))}
 	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
+		mu     sync.Mutex
+		failed bool
+		wg     sync.WaitGroup
 	)
 	for i, chunk := range chunks {
 		wg.Go(func() {
 			var v Verdict
-			usage, err := j.call(ctx, j.perChunkRequest(query, ref, chunk), func(content string) (err error) {
+			usage, err := j.call(inner, j.perChunkRequest(query, ref, chunk), func(content string) (err error) {
 				v, err = parseVerdict(content)
 				return err
 			})
 			mu.Lock()
 			defer mu.Unlock()
-			res.Usage.Add(usage)
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("chunk %d: %w", i+1, err)
+			o.usage.Add(usage)
+			switch {
+			case err == nil:
+				o.verdicts[i] = v
+			case inner.Err() != nil && ctx.Err() == nil:
+				o.errs[i] = errNotDecided // cancelled because a sibling failed
+			default:
+				o.errs[i] = err
+				if !failed {
+					failed = true
 					cancel()
 				}
-				return
 			}
-			res.Verdicts[i] = v
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return Result{Usage: res.Usage}, firstErr
-	}
-	return res, nil
+	return o
 }
 
-func (j *openAIJudge) judgeBatched(ctx context.Context, query, ref string, chunks []string) (Result, error) {
+func (j *openAIJudge) judgeBatched(ctx context.Context, query, ref string, chunks []string) ([]Verdict, Usage, error) {
 	var verdicts []Verdict
 	usage, err := j.call(ctx, j.batchedRequest(query, ref, chunks), func(content string) (err error) {
 		verdicts, err = parseVerdicts(content, len(chunks))
 		return err
 	})
-	if err != nil {
-		return Result{Usage: usage}, err
-	}
-	return Result{Verdicts: verdicts, Usage: usage}, nil
+	return verdicts, usage, err
 }
 
 func (j *openAIJudge) perChunkRequest(query, ref, chunk string) openai.ChatCompletionRequest {
@@ -231,24 +286,40 @@ func (j *openAIJudge) request(system, user, schemaName string, schema map[string
 func (j *openAIJudge) call(ctx context.Context, req openai.ChatCompletionRequest, parse func(content string) error) (Usage, error) {
 	var total Usage
 	for attempt := 0; ; attempt++ {
-		usage, latency, hint, err := j.attempt(ctx, req, parse)
+		usage, latency, hint, sent, err := j.attempt(ctx, req, parse)
 		total.Add(usage)
 		switch {
 		case err == nil:
 			j.obs.JudgeRequest(OutcomeOK, latency, usage)
 			return total, nil
 		case ctx.Err() != nil:
-			// The span's own deadline ended it; that is not the judge's failure.
+			// The span's own deadline (or shutdown) ended it. A request that
+			// was sent still counts: it may have cost tokens.
+			if sent {
+				j.obs.JudgeRequest(OutcomeError, latency, usage)
+			}
 			return total, ctx.Err()
 		case !retryable(err) || attempt >= j.maxRetries:
 			j.obs.JudgeRequest(OutcomeError, latency, usage)
 			return total, err
 		}
-		j.obs.JudgeRequest(OutcomeRetry, latency, usage)
 		delay := j.backoff(attempt)
 		if hint > 0 {
 			delay = min(hint, maxRetryAfter)
 		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
+			// Waiting would outlast the span: give up now rather than hold
+			// the span until it times out.
+			j.obs.JudgeRequest(OutcomeError, latency, usage)
+			return total, fmt.Errorf("%w (next attempt due in %s, after the span's deadline)", err, delay.Round(time.Millisecond))
+		}
+		// Retries are requests too: they spend the budget, or the budget
+		// would not bound spending when the provider is throttling.
+		if !j.admit(1) {
+			j.obs.JudgeRequest(OutcomeError, latency, usage)
+			return total, ErrOverBudget
+		}
+		j.obs.JudgeRequest(OutcomeRetry, latency, usage)
 		if err := j.clock.Sleep(ctx, delay); err != nil {
 			return total, err
 		}
@@ -256,33 +327,39 @@ func (j *openAIJudge) call(ctx context.Context, req openai.ChatCompletionRequest
 }
 
 // attempt makes one request under the concurrency limit and the per-request
-// timeout, and returns the server's Retry-After when it sent one.
-func (j *openAIJudge) attempt(ctx context.Context, req openai.ChatCompletionRequest, parse func(string) error) (Usage, time.Duration, time.Duration, error) {
+// timeout, and returns the server's Retry-After when it sent one. sent is
+// false when ctx ended before a request could be made.
+func (j *openAIJudge) attempt(ctx context.Context, req openai.ChatCompletionRequest, parse func(string) error) (usage Usage, latency, retryAfter time.Duration, sent bool, err error) {
 	select {
 	case j.sem <- struct{}{}:
 	case <-ctx.Done():
-		return Usage{}, 0, 0, ctx.Err()
+		return Usage{}, 0, 0, false, ctx.Err()
 	}
 	actx, cancel := context.WithTimeout(ctx, j.timeout)
 	actx, hint := withRetryHint(actx)
 	start := j.clock.Now()
 	resp, err := j.client.CreateChatCompletion(actx, req)
-	latency := j.clock.Now().Sub(start)
+	latency = j.clock.Now().Sub(start)
 	cancel()
 	<-j.sem
 
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("judge request timed out after %s: %w", j.timeout, err)
+			// Not wrapped: this is the judge's failure, not the caller's
+			// deadline, and must not read as one.
+			err = fmt.Errorf("%w after %s", errRequestTimeout, j.timeout)
 		}
-		return Usage{}, latency, hint.get(), err
+		return Usage{}, latency, hint.get(), true, err
 	}
-	usage := Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
+	usage = Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
 	if len(resp.Choices) == 0 {
-		return usage, latency, 0, fmt.Errorf("%w: no choices", errBadReply)
+		return usage, latency, 0, true, fmt.Errorf("%w: no choices", errBadReply)
 	}
-	return usage, latency, 0, parse(resp.Choices[0].Message.Content)
+	return usage, latency, 0, true, parse(resp.Choices[0].Message.Content)
 }
+
+// errRequestTimeout is a request that outlived judge.timeout.
+var errRequestTimeout = errors.New("judge request timed out")
 
 // retryable reports whether another attempt could succeed. Only a client
 // error from the server (400, 401, 403, 404, 422 …) is final: the same

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -355,7 +356,7 @@ func TestPerRequestTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("err %v", err)
 	}
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a per-request timeout is a judge failure, not the caller's deadline: %v", err)
 	}
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
@@ -427,9 +428,13 @@ func TestConcurrencyLimit(t *testing.T) {
 	c.CacheSize = 0
 	j := mustNew(t, c)
 	var wg sync.WaitGroup
-	for range 3 {
+	for i := range 3 {
 		wg.Go(func() {
-			if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"a", "b", "c", "d"}}); err != nil {
+			chunks := []string{"a", "b", "c", "d"}
+			for k := range chunks {
+				chunks[k] += fmt.Sprint(i) // distinct, so that none is de-duplicated
+			}
+			if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: chunks}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -524,5 +529,80 @@ func TestEmptyRequestMakesNoCall(t *testing.T) {
 	res, err := j.Judge(context.Background(), Request{Reference: "r"})
 	if err != nil || len(res.Verdicts) != 0 || srv.Calls() != 0 {
 		t.Fatalf("%+v %v %d", res, err, srv.Calls())
+	}
+}
+
+// Malformed batched replies, not only miscounted ones, fall back to
+// per-chunk requests.
+func TestBatchedMalformedFallsBackToPerChunk(t *testing.T) {
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		if r.Batched() {
+			return chattest.Reply{Content: `{"verdicts": "all yes"}`}
+		}
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	c := testConfig(srv.URL)
+	c.Mode = ModeBatched
+	c.MaxRetries = 1
+	j := mustNew(t, c, WithClock(newFakeClock()))
+	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x", "y"}})
+	if err != nil || !reflect.DeepEqual(relevant(res), []bool{true, false}) {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if srv.Calls() != 4 {
+		t.Fatalf("%d calls, want 2 batched attempts and 2 per-chunk requests", srv.Calls())
+	}
+}
+
+// Retries spend the budget too.
+func TestRetriesSpendBudget(t *testing.T) {
+	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+		if n == 1 {
+			return chattest.Reply{Status: 503}
+		}
+		return chattest.KeywordJudge("x")(n, r)
+	})
+	c := testConfig(srv.URL)
+	c.MaxRequestsPerSecond = 1
+	clock := newFakeClock()
+	j := mustNew(t, c, WithClock(&frozen{clock}))
+	_, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+	if !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("err %v, want ErrOverBudget: the retry has no budget left", err)
+	}
+	if srv.Calls() != 1 {
+		t.Fatalf("%d calls", srv.Calls())
+	}
+}
+
+// frozen is a clock whose Sleep does not move time, so budgets do not refill
+// during backoff.
+type frozen struct{ *fakeClock }
+
+func (f *frozen) Sleep(ctx context.Context, d time.Duration) error { return ctx.Err() }
+
+// A Retry-After longer than the span has left ends the judgement at once.
+func TestRetryAfterBeyondDeadline(t *testing.T) {
+	srv := newChatServer(t, func(int, chattest.Request) chattest.Reply {
+		return chattest.Reply{Status: 429, Header: map[string]string{"Retry-After": "20"}}
+	})
+	j := mustNew(t, testConfig(srv.URL))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := j.Judge(ctx, Request{Reference: "r", Chunks: []string{"x"}})
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Fatalf("err %v after %s: want a prompt judge error", err, time.Since(start))
+	}
+	if !strings.Contains(err.Error(), "after the span's deadline") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Parse errors, which reach the logs, do not quote the model's reply.
+func TestParseErrorsDoNotQuoteContent(t *testing.T) {
+	_, err := parseVerdict(`{"verdict": "the secret chunk says yes"}`)
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("err %v", err)
 	}
 }

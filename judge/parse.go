@@ -85,7 +85,9 @@ func (w wireVerdict) toVerdict() (Verdict, error) {
 		v.Relevant = true
 	case "no":
 	default:
-		return Verdict{}, fmt.Errorf("%w: verdict %q is neither yes nor no", errBadReply, truncateRunes(*w.Verdict, 40))
+		// The value is not quoted: a model may echo span content there, and
+		// this error reaches the logs.
+		return Verdict{}, fmt.Errorf("%w: verdict is neither \"yes\" nor \"no\" (%d characters)", errBadReply, len(*w.Verdict))
 	}
 	if w.Reason != nil {
 		v.Reason = truncateRunes(strings.TrimSpace(*w.Reason), maxReasonRunes)
