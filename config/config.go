@@ -53,15 +53,25 @@ type Config struct {
 	// beyond it pass at once with status overflow. Default 10000.
 	MaxPendingSpans int `mapstructure:"max_pending_spans"`
 
+	// MaxPendingBytes bounds the memory of held spans: their encoded size
+	// plus the retrieval text read from them. Selected spans beyond it pass
+	// at once with status overflow. Default 256 MiB.
+	MaxPendingBytes int64 `mapstructure:"max_pending_bytes"`
+
+	// ShutdownTimeout is how long Shutdown lets judgements run before it
+	// forwards what is still held with status shutdown. The collector gives
+	// processors no deadline of its own, and orchestrators kill a process
+	// that does not stop within their grace period. Default 5s.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+
 	// MaxChunks bounds the chunks judged per span (after top_k); a span with
 	// more passes unscored with status too_large, so one pathological span
 	// cannot spend the judge budget. Default 100.
 	MaxChunks int `mapstructure:"max_chunks"`
 
-	// MaxRetrievalBytes bounds the bytes of query, reference and chunks read
-	// from one span; a span with more passes unscored with status too_large.
-	// Together with max_pending_spans it bounds the memory of held spans.
-	// Default 4 MiB.
+	// MaxRetrievalBytes bounds the bytes of query, answer, reference and
+	// chunks read from one span; a span with more passes unscored with status
+	// too_large. Default 1 MiB.
 	MaxRetrievalBytes int `mapstructure:"max_retrieval_bytes"`
 
 	// MaxSeries bounds the distinct label sets of the rag_contextual_precision
@@ -169,8 +179,10 @@ func Default() *Config {
 		ReferenceSources:   []string{SourceReference, SourceAnswer},
 		MaxWait:            30 * time.Second,
 		MaxPendingSpans:    10000,
+		MaxPendingBytes:    256 << 20,
+		ShutdownTimeout:    5 * time.Second,
 		MaxChunks:          100,
-		MaxRetrievalBytes:  4 << 20,
+		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          1000,
 		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second},
 		Judge: Judge{
@@ -241,6 +253,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPendingSpans < 1 {
 		add("max_pending_spans: must be at least 1, got %d", c.MaxPendingSpans)
+	}
+	if c.MaxPendingBytes < 1 {
+		add("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes)
+	}
+	if c.ShutdownTimeout <= 0 {
+		add("shutdown_timeout: must be positive, got %s", c.ShutdownTimeout)
 	}
 	if c.MaxChunks < 1 {
 		add("max_chunks: must be at least 1, got %d", c.MaxChunks)

@@ -52,7 +52,8 @@ func TestDefaults(t *testing.T) {
 		cfg.Cache.Size != 100000 || cfg.Cache.TTL != 24*time.Hour {
 		t.Fatalf("defaults differ from SPEC §4: %+v", cfg)
 	}
-	if cfg.MaxChunks != d.MaxChunks || cfg.MaxRetrievalBytes != d.MaxRetrievalBytes || cfg.MaxSeries != d.MaxSeries || cfg.Judge.ResponseFormat != "auto" {
+	if cfg.MaxPendingBytes != 256<<20 || cfg.ShutdownTimeout != 5*time.Second || cfg.MaxRetrievalBytes != 1<<20 ||
+		cfg.MaxChunks != d.MaxChunks || cfg.MaxRetrievalBytes != d.MaxRetrievalBytes || cfg.MaxSeries != d.MaxSeries || cfg.Judge.ResponseFormat != "auto" {
 		t.Fatalf("extension defaults: %+v", cfg)
 	}
 }
@@ -69,6 +70,8 @@ func TestFullConfig(t *testing.T) {
 		ReferenceSources:   []string{"reference", "answer", "query"},
 		MaxWait:            45 * time.Second,
 		MaxPendingSpans:    2000,
+		MaxPendingBytes:    64 << 20,
+		ShutdownTimeout:    10 * time.Second,
 		MaxChunks:          50,
 		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          200,

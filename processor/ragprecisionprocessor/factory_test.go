@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
@@ -291,4 +292,67 @@ func BenchmarkPassThrough(b *testing.B) {
 		}
 		report(b)
 	})
+}
+
+// In a batch where some spans are held, every other span — plain, or a
+// candidate not selected — reaches the next consumer unchanged and at once,
+// and empty scopes and resources that came in stay.
+func TestOthersUntouchedWhileSomeAreHeld(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.SamplingPercentage = 50 })
+	b := newBatch("svc")
+	for i := range 40 {
+		b.project(fmt.Sprintf("r%d", i), question, "Paris", capitalChunks...)
+		b.plain(fmt.Sprintf("p%d", i))
+	}
+	b.td.ResourceSpans().At(0).ScopeSpans().AppendEmpty().Scope().SetName("empty-scope")
+	b.td.ResourceSpans().AppendEmpty().Resource().Attributes().PutStr("service.name", "no-scopes")
+	before := map[string]ptrace.Span{}
+	forEachSpan(b.td, func(_ pcommon.Resource, s ptrace.Span) {
+		c := ptrace.NewSpan()
+		s.CopyTo(c)
+		before[s.Name()] = c
+	})
+	h.consume(b.td)
+
+	all := h.sink.AllTraces()
+	if len(all) != 1 {
+		t.Fatalf("%d synchronous forwards", len(all))
+	}
+	forEachSpan(all[0], func(_ pcommon.Resource, s ptrace.Span) {
+		if !reflect.DeepEqual(s, before[s.Name()]) {
+			t.Errorf("span %s changed", s.Name())
+		}
+	})
+	held := 80 - all[0].SpanCount()
+	if held < 5 || held > 35 {
+		t.Fatalf("%d of 40 retrievals held at 50%%", held)
+	}
+	rss := all[0].ResourceSpans()
+	if rss.Len() != 2 || rss.At(0).ScopeSpans().Len() != 2 || rss.At(0).ScopeSpans().At(1).Scope().Name() != "empty-scope" {
+		t.Fatal("empty scopes or resources that came in were removed")
+	}
+	bj.open()
+	h.waitSpans(80)
+}
+
+// Every status and outcome series exists from the start.
+func TestZeroSeriesExistAtStart(t *testing.T) {
+	h := newHarness(t, nil)
+	m, err := h.tel.GetMetric(metricUnscored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(allUnscoredStatuses) {
+		t.Fatalf("%d unscored series at start, want %d", n, len(allUnscoredStatuses))
+	}
+	m, err = h.tel.GetMetric(metricRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != 3 {
+		t.Fatalf("%d judge request series at start, want 3", n)
+	}
 }

@@ -165,8 +165,8 @@ func TestDownstreamErrorOnDelayedForward(t *testing.T) {
 	if got := attrStr(h.span("retrieve-2"), attrStatus); got != statusScored {
 		t.Fatalf("status %q", got)
 	}
-	if n := counterValue(t, h.tel, metricForwardErrors, nil); n != 0 {
-		t.Fatalf("forward errors %d", n)
+	if n := counterValue(t, h.tel, metricDropped, nil); n != 0 {
+		t.Fatalf("dropped %d", n)
 	}
 }
 
@@ -180,13 +180,14 @@ func TestPermanentDownstreamErrorIsCounted(t *testing.T) {
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.shutdown(context.Background())
-	if n := counterValue(t, h.tel, metricForwardErrors, nil); n != 1 {
-		t.Fatalf("forward errors %d, want 1", n)
+	if n := counterValue(t, h.tel, metricDropped, nil); n != 1 {
+		t.Fatalf("dropped %d, want 1", n)
 	}
 }
 
-// The synchronous path returns the next consumer's error to the caller, and
-// still forwards the held spans later.
+// The synchronous path returns the next consumer's error to the caller,
+// which sends the whole batch again: the spans it held are let go, so that
+// nothing arrives twice.
 func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 	bj := newBlockingJudge("Paris")
 	srv := chatServer(t, bj.handle)
@@ -198,12 +199,53 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 	b := newBatch("svc")
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
 	b.plain("plain")
+	retry := ptrace.NewTraces()
+	b.td.CopyTo(retry)
 	if err := h.p.ConsumeTraces(context.Background(), b.td); err == nil {
 		t.Fatal("the caller must see the downstream error")
 	}
+	if h.p.held != 0 || counterValue(t, h.tel, metricHeld, nil) != 0 {
+		t.Fatalf("%d spans still held after the batch was refused", h.p.held)
+	}
+	if err := h.p.ConsumeTraces(context.Background(), retry); err != nil {
+		t.Fatal(err)
+	}
 	bj.open()
 	h.shutdown(context.Background())
+	assertEachOnce(t, h.sink, "retrieve", "plain")
 	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
 		t.Fatalf("held span: %q", got)
+	}
+}
+
+// A refusal that lasts is retried until the downstream recovers.
+func TestDownstreamRecoversAfterLongRefusal(t *testing.T) {
+	sink := &flakySink{}
+	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	h.p.next = sink
+	sink.failures = 5 // 100+200+400+800+1600 ms of backoff
+	b := newBatch("svc")
+	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	h.shutdown(context.Background())
+	if n := counterValue(t, h.tel, metricDropped, nil); n != 0 {
+		t.Fatalf("dropped %d", n)
+	}
+}
+
+func assertEachOnce(t *testing.T, sink *consumertest.TracesSink, names ...string) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, td := range sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) { seen[s.Name()]++ })
+	}
+	for _, n := range names {
+		if seen[n] != 1 {
+			t.Fatalf("span %s arrived %d times (%v)", n, seen[n], seen)
+		}
+	}
+	if len(seen) != len(names) {
+		t.Fatalf("spans %v, want %v", seen, names)
 	}
 }

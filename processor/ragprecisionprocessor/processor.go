@@ -23,12 +23,17 @@ import (
 )
 
 const (
-	keyServiceName      = "service.name"
-	keyGenAIDataSource  = "gen_ai.data_source.id"
-	unknownService      = "unknown_service"
-	forwardAttempts     = 3
+	keyServiceName     = "service.name"
+	keyGenAIDataSource = "gen_ai.data_source.id"
+	unknownService     = "unknown_service"
+	// A held span the next consumer refuses is offered again with backoff
+	// between these bounds, until it is accepted or the processor stops.
 	forwardFirstBackoff = 100 * time.Millisecond
+	forwardMaxBackoff   = 5 * time.Second
 )
+
+// sizer weighs held spans for max_pending_bytes.
+var sizer ptrace.ProtoMarshaler
 
 // ragProcessor scores retrieval spans. It is not built on processorhelper's
 // synchronous callback: judging takes seconds, so selected spans are taken
@@ -48,9 +53,10 @@ type ragProcessor struct {
 	stopCtx context.Context
 	stop    context.CancelFunc
 
-	mu     sync.Mutex
-	closed bool
-	held   int
+	mu        sync.Mutex
+	closed    bool
+	held      int
+	heldBytes int64
 	// joins are the traces whose answer held spans wait for (trace_join).
 	joins map[pcommon.TraceID]*traceJoin
 	// joining mirrors len(joins) so that batches skip the answer scan
@@ -73,6 +79,8 @@ type heldSpan struct {
 	dataSource string
 	join       *traceJoin // nil unless waiting for the trace's answer
 	joinUntil  time.Time
+	// bytes is what the span weighs against max_pending_bytes.
+	bytes int64
 }
 
 func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
@@ -124,6 +132,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 		candidates, selected int64
 		holdCtx              context.Context
 		now                  time.Time
+		emptied              map[int][]int // resource index -> scopes holding emptied
 		rss                  = td.ResourceSpans()
 	)
 	for i := 0; i < rss.Len(); i++ {
@@ -148,26 +157,25 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 					now = p.now()
 					holdCtx = context.WithoutCancel(ctx)
 				}
-				h, status := p.admit(span, dialect, rs, now)
+				h, status := p.hold(span, dialect, rs, ss, now)
 				if status != "" {
 					markUnscored(span, status)
 					p.tel.recordUnscored(status)
 					continue
 				}
 				h.ctx = holdCtx
-				h.td = ptrace.NewTraces()
-				nrs := h.td.ResourceSpans().AppendEmpty()
-				rs.Resource().CopyTo(nrs.Resource())
-				nrs.SetSchemaUrl(rs.SchemaUrl())
-				nss := nrs.ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(nss.Scope())
-				nss.SetSchemaUrl(ss.SchemaUrl())
-				h.span = nss.Spans().AppendEmpty()
-				span.MoveTo(h.span)
 				held = append(held, h)
 				taken = append(taken, k)
 			}
-			removeIndices(spans, taken)
+			if len(taken) > 0 {
+				removeAt(spans, taken)
+				if spans.Len() == 0 {
+					if emptied == nil {
+						emptied = map[int][]int{}
+					}
+					emptied[i] = append(emptied[i], j)
+				}
+			}
 		}
 	}
 	if candidates > 0 {
@@ -176,28 +184,42 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 			p.tel.selected.Add(ctx, selected)
 		}
 	}
-	if len(held) > 0 {
-		removeEmpty(td)
-	}
+	removeEmptied(td, emptied)
 	if p.joining.Load() > 0 {
 		p.observeAnswers(td)
 	}
+
+	if len(held) > 0 && td.ResourceSpans().Len() == 0 {
+		p.judgeAll(held)
+		return nil
+	}
+	if err := p.next.ConsumeTraces(ctx, td); err != nil {
+		// The caller sees the whole batch refused and will send it again,
+		// selected spans included: holding them as well would forward them
+		// twice.
+		for _, h := range held {
+			p.release(h)
+		}
+		return err
+	}
+	p.judgeAll(held)
+	return nil
+}
+
+func (p *ragProcessor) judgeAll(held []*heldSpan) {
 	for _, h := range held {
 		go p.run(h)
 	}
-	if len(held) > 0 && td.ResourceSpans().Len() == 0 {
-		return nil
-	}
-	return p.next.ConsumeTraces(ctx, td)
 }
 
-// admit decides what happens to a selected span: a status to pass with at
-// once, or a heldSpan to judge. It reserves the span's place among the held
-// ones, so that max_pending_spans is never exceeded.
-func (p *ragProcessor) admit(span ptrace.Span, dialect spanreader.Dialect, rs ptrace.ResourceSpans, now time.Time) (*heldSpan, string) {
+// hold decides what happens to a selected span: a status to pass with at
+// once, or a heldSpan to judge, moved out of the batch with copies of its
+// resource and scope. It reserves the span's place among the held ones, so
+// that max_pending_spans and max_pending_bytes are never exceeded.
+func (p *ragProcessor) hold(span ptrace.Span, dialect spanreader.Dialect, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, now time.Time) (*heldSpan, string) {
 	// When the processor is full, say so before reading: overload is when
 	// parsing chunks that cannot be held would hurt most.
-	if status := p.capacityStatus(); status != "" {
+	if status := p.capacityStatus(0); status != "" {
 		return nil, status
 	}
 	ret, err := p.reader.Read(span, dialect)
@@ -216,33 +238,61 @@ func (p *ragProcessor) admit(span ptrace.Span, dialect spanreader.Dialect, rs pt
 		deadline:   now.Add(p.cfg.MaxWait),
 		service:    serviceName(rs.Resource()),
 		dataSource: p.dataSource(span),
+		td:         ptrace.NewTraces(),
 	}
+	nrs := h.td.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(nrs.Resource())
+	nrs.SetSchemaUrl(rs.SchemaUrl())
+	nss := nrs.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(nss.Scope())
+	nss.SetSchemaUrl(ss.SchemaUrl())
+	h.span = nss.Spans().AppendEmpty()
+	span.MoveTo(h.span)
+	h.bytes = int64(sizer.TracesSize(h.td)) + ret.Bytes()
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if status := p.capacityStatusLocked(); status != "" {
+	if status := p.capacityStatusLocked(h.bytes); status != "" {
+		h.span.MoveTo(span) // back into its batch, which it goes on with
 		return nil, status
 	}
 	p.held++
+	p.heldBytes += h.bytes
 	p.wg.Add(1)
 	p.tel.held.Add(context.Background(), 1)
 	if needJoin {
-		h.join = p.joinLocked(span.TraceID())
+		h.join = p.joinLocked(h.span.TraceID())
 		h.joinUntil = now.Add(p.cfg.TraceJoin.Wait)
 	}
 	return h, ""
 }
 
-func (p *ragProcessor) capacityStatus() string {
+// release gives back what hold reserved for h.
+func (p *ragProcessor) release(h *heldSpan) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.capacityStatusLocked()
+	p.held--
+	p.heldBytes -= h.bytes
+	if h.join != nil {
+		p.leaveLocked(h.join)
+	}
+	p.mu.Unlock()
+	p.tel.held.Add(context.Background(), -1)
+	p.wg.Done()
 }
 
-func (p *ragProcessor) capacityStatusLocked() string {
+// capacityStatus is the status a selected span of the given weight gets
+// instead of being held, or "" when it can be held.
+func (p *ragProcessor) capacityStatus(bytes int64) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.capacityStatusLocked(bytes)
+}
+
+func (p *ragProcessor) capacityStatusLocked(bytes int64) string {
 	switch {
 	case p.closed:
 		return statusShutdown
-	case p.held >= p.cfg.MaxPendingSpans:
+	case p.held >= p.cfg.MaxPendingSpans, p.heldBytes+bytes > p.cfg.MaxPendingBytes:
 		return statusOverflow
 	}
 	return ""
@@ -282,7 +332,7 @@ func (p *ragProcessor) pickReference(ret spanreader.Retrieval, traceAnswer strin
 
 // run judges a held span, annotates it and forwards it.
 func (p *ragProcessor) run(h *heldSpan) {
-	defer p.wg.Done()
+	defer p.release(h)
 	ctx, cancel := context.WithDeadline(p.stopCtx, h.deadline)
 	defer cancel()
 
@@ -341,15 +391,24 @@ func (p *ragProcessor) evaluate(ctx context.Context, h *heldSpan) (string, score
 	}
 }
 
-// forward sends a held span on. A refused forward is retried a few times
-// unless the error is permanent; a span that still cannot be delivered is
-// logged and counted, because the caller that gave it to us has long gone.
+// forward sends a held span on. A refusal is retried with backoff for as
+// long as the processor runs, unless it is permanent: the span keeps its
+// place among the held ones meanwhile, so a downstream that refuses
+// everything fills max_pending_spans, after which selected spans go on
+// synchronously and the refusal reaches the receivers as back-pressure.
+// Only a permanent refusal, or one still standing when the processor stops,
+// loses the span; that is logged and counted.
 func (p *ragProcessor) forward(h *heldSpan) {
-	var err error
 	backoff := forwardFirstBackoff
-	for attempt := 1; ; attempt++ {
-		if err = p.next.ConsumeTraces(h.ctx, h.td); err == nil || consumererror.IsPermanent(err) || attempt == forwardAttempts {
-			break
+	for {
+		err := p.next.ConsumeTraces(h.ctx, h.td)
+		if err == nil {
+			return
+		}
+		if consumererror.IsPermanent(err) || p.stopCtx.Err() != nil {
+			p.tel.dropped.Add(context.Background(), 1)
+			p.logger.Error("the next consumer refused a held span; it is dropped", zap.Error(err))
+			return
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -357,25 +416,21 @@ func (p *ragProcessor) forward(h *heldSpan) {
 		case <-p.stopCtx.Done():
 			t.Stop()
 		}
-		backoff *= 4
+		backoff = min(2*backoff, forwardMaxBackoff)
 	}
-	if err != nil {
-		p.tel.forwardErrors.Add(context.Background(), 1)
-		p.logger.Error("next consumer refused a held span", zap.Error(err))
-	}
-	p.mu.Lock()
-	p.held--
-	p.mu.Unlock()
-	p.tel.held.Add(context.Background(), -1)
 }
 
-// Shutdown stops taking spans in, lets judgements finish until ctx ends,
-// then ends the rest, which go on with status shutdown. Every held span has
-// been forwarded when it returns.
+// Shutdown stops taking spans in, lets judgements finish until ctx ends or
+// shutdown_timeout passes, then ends the rest, which go on with status
+// shutdown. Every held span has been forwarded when it returns.
 func (p *ragProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
+	// The collector calls Shutdown without a deadline; an orchestrator does
+	// not wait that long, and a killed process forwards nothing.
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ShutdownTimeout)
+	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -394,13 +449,11 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// removeIndices removes the spans at the given ascending indices.
-func removeIndices(spans ptrace.SpanSlice, indices []int) {
-	if len(indices) == 0 {
-		return
-	}
+// removeAt removes the elements at the given ascending indices of a pdata
+// slice.
+func removeAt[T any, S interface{ RemoveIf(func(T) bool) }](s S, indices []int) {
 	i, next := 0, 0
-	spans.RemoveIf(func(ptrace.Span) bool {
+	s.RemoveIf(func(T) bool {
 		remove := next < len(indices) && indices[next] == i
 		if remove {
 			next++
@@ -410,12 +463,26 @@ func removeIndices(spans ptrace.SpanSlice, indices []int) {
 	})
 }
 
-// removeEmpty drops the scopes and resources that holding spans emptied.
-func removeEmpty(td ptrace.Traces) {
-	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
-		return rs.ScopeSpans().Len() == 0
-	})
+// removeEmptied drops the scopes that holding spans emptied, and the
+// resources left with no scope by that; empty ones that came in stay.
+func removeEmptied(td ptrace.Traces, emptied map[int][]int) {
+	if len(emptied) == 0 {
+		return
+	}
+	var resources []int
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		scopes, ok := emptied[i]
+		if !ok {
+			continue
+		}
+		sss := rss.At(i).ScopeSpans()
+		removeAt(sss, scopes)
+		if sss.Len() == 0 {
+			resources = append(resources, i)
+		}
+	}
+	removeAt(rss, resources)
 }
 
 func serviceName(res pcommon.Resource) string {

@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -337,5 +338,68 @@ func TestShutdownWaitsForJudgements(t *testing.T) {
 	h.shutdown(context.Background())
 	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
 		t.Fatalf("status %q, want scored", got)
+	}
+}
+
+// max_pending_bytes bounds held memory whatever max_pending_spans allows;
+// a span refused for it goes on in its batch, whole.
+func TestOverflowOnPendingBytes(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxPendingBytes = 1500 })
+	b := newBatch("svc")
+	b.project("small", "q", "Paris", "Paris is the capital of France.")
+	big := b.project("big", "q", "Paris", strings.Repeat("Paris ", 200))
+	want := ptrace.NewSpan()
+	big.CopyTo(want)
+	h.consume(b.td)
+	if h.sink.SpanCount() != 1 {
+		t.Fatalf("%d spans forwarded synchronously, want the big one", h.sink.SpanCount())
+	}
+	got := h.span("big")
+	expectStatus(t, got, statusOverflow)
+	got.Attributes().Remove(attrStatus)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("the span refused for its size changed on its way back into the batch")
+	}
+	bj.open()
+	h.waitSpans(2)
+}
+
+// Shutdown is bounded by shutdown_timeout even when the collector gives it
+// no deadline, as the collector does.
+func TestShutdownTimeout(t *testing.T) {
+	bj := newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	defer bj.open()
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.ShutdownTimeout = 100 * time.Millisecond })
+	b := newBatch("svc")
+	b.project("retrieve", "q", "Paris", capitalChunks...)
+	h.consume(b.td)
+	start := time.Now()
+	h.shutdown(context.Background())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Shutdown took %s", d)
+	}
+	expectStatus(t, h.span("retrieve"), statusShutdown)
+}
+
+// A span scored by a collector upstream (agent → gateway) is not judged,
+// annotated or counted again.
+func TestAlreadyScoredSpansPassUntouched(t *testing.T) {
+	h := newHarness(t, nil)
+	b := newBatch("svc")
+	s := b.project("retrieve", "q", "Paris", capitalChunks...)
+	s.Attributes().PutStr(attrStatus, statusScored)
+	s.Attributes().PutDouble(attrPrecision, 0.5)
+	want := ptrace.NewTraces()
+	b.td.CopyTo(want)
+	h.consume(b.td)
+	if all := h.sink.AllTraces(); len(all) != 1 || !reflect.DeepEqual(all[0], want) {
+		t.Fatal("an already scored span was changed")
+	}
+	if got := counterValue(t, h.tel, metricCandidates, nil); got != 0 {
+		t.Fatalf("candidates %d", got)
 	}
 }

@@ -18,20 +18,20 @@ import (
 // is the product's output, which dashboards and alerts query by this name;
 // the rest describe the processor's own work.
 const (
-	metricPrecision     = "rag_contextual_precision"
-	metricPrefix        = "otelcol_processor_ragprecision_"
-	metricCandidates    = metricPrefix + "candidate_spans"
-	metricSelected      = metricPrefix + "selected_spans"
-	metricScored        = metricPrefix + "scored_spans"
-	metricUnscored      = metricPrefix + "unscored_spans"
-	metricRequests      = metricPrefix + "judge_requests"
-	metricCacheHits     = metricPrefix + "verdict_cache_hits"
-	metricCacheMisses   = metricPrefix + "verdict_cache_misses"
-	metricTokens        = metricPrefix + "judge_tokens"
-	metricLatency       = metricPrefix + "judge_latency"
-	metricHeld          = metricPrefix + "held_spans"
-	metricForwardErrors = metricPrefix + "forward_errors"
-	metricSeriesFolded  = metricPrefix + "series_folded"
+	metricPrecision    = "rag_contextual_precision"
+	metricPrefix       = "otelcol_processor_ragprecision_"
+	metricCandidates   = metricPrefix + "candidate_spans"
+	metricSelected     = metricPrefix + "selected_spans"
+	metricScored       = metricPrefix + "scored_spans"
+	metricUnscored     = metricPrefix + "unscored_spans"
+	metricRequests     = metricPrefix + "judge_requests"
+	metricCacheHits    = metricPrefix + "verdict_cache_hits"
+	metricCacheMisses  = metricPrefix + "verdict_cache_misses"
+	metricTokens       = metricPrefix + "judge_tokens"
+	metricLatency      = metricPrefix + "judge_latency"
+	metricHeld         = metricPrefix + "held_spans"
+	metricDropped      = metricPrefix + "dropped_spans"
+	metricSeriesFolded = metricPrefix + "series_folded"
 )
 
 // Label keys of rag_contextual_precision.
@@ -51,19 +51,19 @@ var precisionBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.
 var latencyBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 type telemetry struct {
-	precision     metric.Float64Histogram
-	candidates    metric.Int64Counter
-	selected      metric.Int64Counter
-	scored        metric.Int64Counter
-	unscored      metric.Int64Counter
-	requests      metric.Int64Counter
-	cacheHits     metric.Int64Counter
-	cacheMisses   metric.Int64Counter
-	tokens        metric.Int64Counter
-	latency       metric.Float64Histogram
-	held          metric.Int64UpDownCounter
-	forwardErrors metric.Int64Counter
-	seriesFolded  metric.Int64Counter
+	precision    metric.Float64Histogram
+	candidates   metric.Int64Counter
+	selected     metric.Int64Counter
+	scored       metric.Int64Counter
+	unscored     metric.Int64Counter
+	requests     metric.Int64Counter
+	cacheHits    metric.Int64Counter
+	cacheMisses  metric.Int64Counter
+	tokens       metric.Int64Counter
+	latency      metric.Float64Histogram
+	held         metric.Int64UpDownCounter
+	dropped      metric.Int64Counter
+	seriesFolded metric.Int64Counter
 
 	series *seriesLimiter
 	// Attribute sets used on hot paths, built once.
@@ -97,7 +97,7 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int) (*telemetry, e
 	t.cacheMisses = c(metricCacheMisses, "Chunk verdicts not found in the verdict cache.", "{verdicts}")
 	t.tokens = c(metricTokens, "Tokens the judge reported, by type (prompt, completion).", "{tokens}")
 	t.latency = h(metricLatency, "Latency of requests to the judge endpoint.", "s", latencyBuckets)
-	t.forwardErrors = c(metricForwardErrors, "Held spans the next consumer refused after all retries.", "{spans}")
+	t.dropped = c(metricDropped, "Held spans the next consumer refused permanently, or still refused when the processor stopped.", "{spans}")
 	t.seriesFolded = c(metricSeriesFolded, "Scores recorded under service_name/data_source \"other\" because max_series was reached.", "{scores}")
 	held, err := m.Int64UpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
@@ -113,6 +113,14 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int) (*telemetry, e
 	t.outcomeSets = make(map[judge.Outcome]metric.MeasurementOption)
 	for _, o := range []judge.Outcome{judge.OutcomeOK, judge.OutcomeRetry, judge.OutcomeError} {
 		t.outcomeSets[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", string(o))))
+	}
+	// Every status and outcome series exists from the start, at 0, so that
+	// rate() alerts see a series rather than an absence.
+	for _, s := range allUnscoredStatuses {
+		t.unscored.Add(context.Background(), 0, t.statusSets[s])
+	}
+	for _, o := range t.outcomeSets {
+		t.requests.Add(context.Background(), 0, o)
 	}
 	t.promptSet = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", "prompt")))
 	t.complSet = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", "completion")))

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
 )
 
 // traceJoin collects the answer of one trace for the held spans that wait
@@ -52,41 +54,64 @@ func (p *ragProcessor) awaitAnswer(ctx context.Context, h *heldSpan) string {
 	if answer == "" {
 		answer = h.join.llm
 	}
-	h.join.waiters--
-	if h.join.waiters == 0 {
-		delete(p.joins, h.join.id)
-		p.joining.Add(-1)
-	}
+	p.leaveLocked(h.join)
+	h.join = nil
 	return answer
 }
 
+// leaveLocked unregisters a waiter of j. p.mu is held.
+func (p *ragProcessor) leaveLocked(j *traceJoin) {
+	j.waiters--
+	if j.waiters == 0 {
+		delete(p.joins, j.id)
+		p.joining.Add(-1)
+	}
+}
+
 // observeAnswers looks through a batch for the answers of traces that held
-// spans wait for.
+// spans wait for. Spans are matched under the lock; their answers, which
+// may be JSON, are read outside it.
 func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
+	type match struct {
+		join *traceJoin
+		span ptrace.Span
+	}
+	var matches []match
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				join, ok := p.joins[span.TraceID()]
-				if !ok {
-					continue
-				}
-				a, ok := p.reader.TraceAnswer(span)
-				switch {
-				case span.ParentSpanID().IsEmpty():
-					if !join.rootDone {
-						join.root, join.rootDone = a.Text, true
-						close(join.rootSeen)
-					}
-				case ok && a.End >= join.llmEnd:
-					join.llm, join.llmEnd = a.Text, a.End
+				if join, ok := p.joins[spans.At(k).TraceID()]; ok {
+					matches = append(matches, match{join, spans.At(k)})
 				}
 			}
+		}
+	}
+	p.mu.Unlock()
+	if len(matches) == 0 {
+		return
+	}
+
+	answers := make([]spanreader.AnswerSpan, len(matches))
+	found := make([]bool, len(matches))
+	for i, m := range matches {
+		answers[i], found[i] = p.reader.TraceAnswer(m.span)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, m := range matches {
+		join, a := m.join, answers[i]
+		switch {
+		case m.span.ParentSpanID().IsEmpty():
+			if !join.rootDone {
+				join.root, join.rootDone = a.Text, true
+				close(join.rootSeen)
+			}
+		case found[i] && a.End >= join.llmEnd:
+			join.llm, join.llmEnd = a.Text, a.End
 		}
 	}
 }

@@ -251,10 +251,32 @@ func (r *Reader) openLLMetryChunks(span ptrace.Span, budget *byteBudget) ([]stri
 	return chunks, nil
 }
 
-// containsDocuments is Recognise's cheap test for a traceloop.entity.output
-// that carries LangChain documents; Read parses it properly.
-func containsDocuments(s string) bool {
-	return strings.Contains(s, traceloopDocumentsKey)
+// holdsDocuments reports whether a traceloop.entity.output carries
+// documents that Read can take chunks from. Recognise runs it on every
+// OpenLLMetry span, so the JSON is parsed only when the text mentions
+// page_content; an output too large to parse within the byte limit is taken
+// as a retrieval (it will pass with status too_large).
+func (r *Reader) holdsDocuments(s string) bool {
+	if !strings.Contains(s, traceloopDocumentsKey) {
+		return false
+	}
+	trimmed := strings.TrimSpace(s)
+	if len(trimmed) > r.limits.MaxBytes {
+		return true
+	}
+	if trimmed == "" || (trimmed[0] != '[' && trimmed[0] != '{') {
+		return false
+	}
+	docs, ok := documentsJSON([]byte(trimmed))
+	if !ok {
+		return false
+	}
+	for _, d := range docs {
+		if jsonText(d) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // traceloopQuery is the query of an OpenLLMetry span: the query field of

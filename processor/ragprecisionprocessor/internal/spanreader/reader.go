@@ -10,6 +10,7 @@ package spanreader
 
 import (
 	"errors"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -60,6 +61,11 @@ const (
 	keyDBQueryResultDoc   = "db.query.result.document"
 	traceloopDocumentsKey = "page_content"
 	keyLLMRequestType     = "llm.request.type"
+
+	// keyScoreStatus is written by the processor on every span it selects.
+	// A span that carries it was handled by a collector upstream (an agent
+	// in front of a gateway) and is not judged again.
+	keyScoreStatus = "rag.contextual_precision.status"
 )
 
 // Keys are attribute names configured by the user that override what the
@@ -88,12 +94,20 @@ var ErrNoChunks = errors.New("no readable chunks")
 
 // Retrieval is what Read found on a span.
 type Retrieval struct {
-	Dialect   Dialect
 	Query     string
 	Answer    string
 	Reference string
 	// Chunks are in rank order, already cut to TopK.
 	Chunks []string
+}
+
+// Bytes is the text the retrieval holds.
+func (r Retrieval) Bytes() int64 {
+	n := len(r.Query) + len(r.Answer) + len(r.Reference)
+	for _, c := range r.Chunks {
+		n += len(c)
+	}
+	return int64(n)
 }
 
 // Reader recognises and reads retrieval spans. It is immutable and safe for
@@ -110,11 +124,27 @@ func New(keys Keys, limits Limits) *Reader {
 
 // Recognise reports whether span is a retrieval span, and by which dialect.
 // Dialects are tried in the order of SPEC §3; a span carrying the configured
-// chunks attribute is recognised by it before any dialect.
+// chunks attribute is recognised by it before any dialect. A span already
+// scored upstream is not recognised.
 func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
-	var explicit, project, genAI, openInference, openLLMetry bool
+	d, explicit, ok := r.recognise(span)
+	switch {
+	case !ok:
+		return "", false
+	case explicit:
+		return DialectAttributes, true
+	}
+	return d, true
+}
+
+// recognise is one pass over the attributes: the dialect the span is in
+// (if any), and whether it carries the configured chunks attribute.
+func (r *Reader) recognise(span ptrace.Span) (d Dialect, explicit, ok bool) {
+	var project, genAI, openInference, openLLMetry bool
 	for k, v := range span.Attributes().All() {
 		switch k {
+		case keyScoreStatus:
+			return "", false, false
 		case keyRAGChunks:
 			project = true
 		case keyGenAIOperation:
@@ -122,25 +152,23 @@ func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
 		case keyOISpanKind:
 			openInference = v.Type() == pcommon.ValueTypeStr && v.Str() == oiRetriever
 		case keyTraceloopOutput:
-			openLLMetry = openLLMetry || (v.Type() == pcommon.ValueTypeStr && containsDocuments(v.Str()))
+			openLLMetry = openLLMetry || (v.Type() == pcommon.ValueTypeStr && r.holdsDocuments(v.Str()))
 		}
 		if r.keys.Chunks != "" && k == r.keys.Chunks {
 			explicit = true
 		}
 	}
 	switch {
-	case explicit:
-		return DialectAttributes, true
 	case project:
-		return DialectProject, true
+		d = DialectProject
 	case genAI:
-		return DialectGenAI, true
+		d = DialectGenAI
 	case openInference:
-		return DialectOpenInference, true
+		d = DialectOpenInference
 	case openLLMetry || hasQueryResultEvents(span):
-		return DialectOpenLLMetry, true
+		d = DialectOpenLLMetry
 	}
-	return "", false
+	return d, explicit, d != "" || explicit
 }
 
 func hasQueryResultEvents(span ptrace.Span) bool {
@@ -159,28 +187,46 @@ func hasQueryResultEvents(span ptrace.Span) bool {
 // answer may still be set).
 func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 	attrs := span.Attributes()
-	ret := Retrieval{Dialect: d}
+	var ret Retrieval
 	budget := &byteBudget{left: r.limits.MaxBytes}
 	var err error
-	switch d {
-	case DialectAttributes:
+	if d == DialectAttributes {
+		// The configured chunks attribute replaces the dialect's chunks
+		// only; its query, answer and reference still count.
+		// On a span of no dialect, the project's rag.* keys are read.
+		if d, _, _ = r.recognise(span); d == "" {
+			d = DialectProject
+		}
 		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, budget)
+	}
+	readChunks := ret.Chunks == nil && err == nil
+	switch d {
 	case DialectProject:
 		ret.Query = str(attrs, keyRAGQuery)
 		ret.Answer = str(attrs, keyRAGAnswer)
 		ret.Reference = str(attrs, keyRAGReference)
-		ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, budget)
+		if readChunks {
+			ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, budget)
+		}
 	case DialectGenAI:
 		ret.Query = str(attrs, keyGenAIQuery)
-		ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, budget)
+		if readChunks {
+			ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, budget)
+		}
 	case DialectOpenInference:
 		ret.Query = str(attrs, keyOIInput)
-		ret.Chunks, err = r.openInferenceChunks(attrs, budget)
+		if readChunks {
+			ret.Chunks, err = r.openInferenceChunks(attrs, budget)
+		}
 	case DialectOpenLLMetry:
 		ret.Query = r.traceloopQuery(attrs)
-		ret.Chunks, err = r.openLLMetryChunks(span, budget)
+		if readChunks {
+			ret.Chunks, err = r.openLLMetryChunks(span, budget)
+		}
 	default:
-		return ret, ErrNoChunks
+		if readChunks {
+			err = ErrNoChunks
+		}
 	}
 	if r.keys.Query != "" {
 		if v := str(attrs, r.keys.Query); v != "" {
@@ -196,6 +242,11 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		if v := str(attrs, r.keys.Reference); v != "" {
 			ret.Reference = v
 		}
+	}
+	if err == nil && allBlank(ret.Chunks) {
+		// Documents without text (GenAI makes content opt-in) cannot be
+		// judged; judging them as empty would record a score of 0.
+		err = ErrNoChunks
 	}
 	if err == nil && !budget.take(len(ret.Query)+len(ret.Answer)+len(ret.Reference)) {
 		err = ErrTooLarge
@@ -237,4 +288,13 @@ func (r *Reader) keep(n int) (int, error) {
 		return 0, ErrNoChunks
 	}
 	return n, nil
+}
+
+func allBlank(chunks []string) bool {
+	for _, c := range chunks {
+		if strings.TrimSpace(c) != "" {
+			return false
+		}
+	}
+	return true
 }

@@ -97,7 +97,7 @@ func TestReadProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Retrieval{Dialect: DialectProject, Query: "q", Answer: "ans", Reference: "ref", Chunks: []string{"c1", "c2"}}
+	want := Retrieval{Query: "q", Answer: "ans", Reference: "ref", Chunks: []string{"c1", "c2"}}
 	if !reflect.DeepEqual(ret, want) {
 		t.Fatalf("%+v", ret)
 	}
@@ -269,7 +269,7 @@ func TestExplicitKeysOverride(t *testing.T) {
 	a.PutStr("my.answer", "my answer")
 	r := New(Keys{Query: "my.q", Reference: "my.ref", Answer: "my.answer", Chunks: "my.chunks"}, limits)
 	_, ret, err := read(t, r, s)
-	if err != nil || ret.Query != "mine" || ret.Reference != "my reference" || ret.Answer != "my answer" || ret.Dialect != DialectProject {
+	if err != nil || ret.Query != "mine" || ret.Reference != "my reference" || ret.Answer != "my answer" {
 		t.Fatalf("%+v %v", ret, err)
 	}
 }
@@ -324,5 +324,64 @@ func BenchmarkRecognise(b *testing.B) {
 	}
 	for b.Loop() {
 		r.Recognise(s)
+	}
+}
+
+// Only outputs Read can take documents from make an OpenLLMetry span a
+// retrieval span: a chain's answer that quotes its source documents is not.
+func TestOpenLLMetryRecognitionIsExact(t *testing.T) {
+	r := New(Keys{}, limits)
+	for out, want := range map[string]bool{
+		`{"documents": [{"page_content": "a"}]}`:                       true,
+		`[{"page_content": "a"}]`:                                      true,
+		`{"outputs": [{"kwargs": {"page_content": "a"}}]}`:             true,
+		`{"result": "x", "source_documents": [{"page_content": "a"}]}`: false,
+		`{"answer": "page_content is a LangChain field"}`:              false,
+		`"page_content"`: false,
+		`{"documents": [{"metadata": {"note": "no page_content here"}}]}`: false,
+	} {
+		s := newSpan()
+		s.Attributes().PutStr("traceloop.entity.output", out)
+		if _, ok := r.Recognise(s); ok != want {
+			t.Errorf("%s: recognised %v, want %v", out, ok, want)
+		}
+	}
+}
+
+// GenAI makes document content opt-in: documents without text are not
+// chunks to judge.
+func TestDocumentsWithoutTextAreNoChunks(t *testing.T) {
+	s := newSpan()
+	s.Attributes().PutStr("gen_ai.operation.name", "retrieval")
+	s.Attributes().PutStr("gen_ai.retrieval.documents", `[{"id": "a", "score": 0.9}, {"id": "b", "score": 0.5}]`)
+	if _, _, err := read(t, New(Keys{}, limits), s); !errors.Is(err, ErrNoChunks) {
+		t.Fatalf("err %v, want ErrNoChunks", err)
+	}
+}
+
+// The configured chunks attribute replaces the chunks only: the dialect's
+// query and reference still count.
+func TestExplicitChunksKeepDialectFields(t *testing.T) {
+	s := newSpan()
+	s.Attributes().PutStr("rag.reference", "ref")
+	s.Attributes().PutStr("rag.query", "q")
+	strSlice(s.Attributes(), "my.chunks", "c1")
+	d, ret, err := read(t, New(Keys{Chunks: "my.chunks"}, limits), s)
+	if err != nil || d != DialectAttributes || ret.Reference != "ref" || ret.Query != "q" || !reflect.DeepEqual(ret.Chunks, []string{"c1"}) {
+		t.Fatalf("%q %+v %v", d, ret, err)
+	}
+	// With rag.chunks present too, the configured attribute wins.
+	strSlice(s.Attributes(), "rag.chunks", "other")
+	if _, ret, _ := read(t, New(Keys{Chunks: "my.chunks"}, limits), s); !reflect.DeepEqual(ret.Chunks, []string{"c1"}) {
+		t.Fatalf("chunks %q", ret.Chunks)
+	}
+}
+
+func TestAlreadyScoredIsNotRecognised(t *testing.T) {
+	s := newSpan()
+	strSlice(s.Attributes(), "rag.chunks", "a")
+	s.Attributes().PutStr("rag.contextual_precision.status", "budget")
+	if _, ok := New(Keys{}, limits).Recognise(s); ok {
+		t.Fatal("a span with a status from upstream was recognised")
 	}
 }
