@@ -111,19 +111,6 @@ func (h *harness) span(name string) ptrace.Span {
 	return s
 }
 
-func forEachSpan(td ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(rss.At(i).Resource(), spans.At(k))
-			}
-		}
-	}
-}
-
 // batch builds ptrace.Traces for one service.
 type batch struct {
 	td ptrace.Traces

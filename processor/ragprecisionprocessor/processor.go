@@ -485,6 +485,20 @@ func removeEmptied(td ptrace.Traces, emptied map[int][]int) {
 	removeAt(rss, resources)
 }
 
+// forEachSpan calls f with every span of td and its resource.
+func forEachSpan(td ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				f(rss.At(i).Resource(), spans.At(k))
+			}
+		}
+	}
+}
+
 func serviceName(res pcommon.Resource) string {
 	if v, ok := res.Attributes().Get(keyServiceName); ok && v.Str() != "" {
 		return v.Str()

@@ -78,18 +78,11 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 	}
 	var matches []match
 	p.mu.Lock()
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if join, ok := p.joins[spans.At(k).TraceID()]; ok {
-					matches = append(matches, match{join, spans.At(k)})
-				}
-			}
+	forEachSpan(td, func(_ pcommon.Resource, span ptrace.Span) {
+		if join, ok := p.joins[span.TraceID()]; ok {
+			matches = append(matches, match{join, span})
 		}
-	}
+	})
 	p.mu.Unlock()
 	if len(matches) == 0 {
 		return

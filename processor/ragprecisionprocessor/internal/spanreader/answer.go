@@ -1,7 +1,6 @@
 package spanreader
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -107,32 +106,5 @@ func traceloopOutputText(s string, limit int) string {
 	if t[0] != '{' && t[0] != '"' {
 		return s
 	}
-	return jsonAnswer([]byte(t), 0)
-}
-
-func jsonAnswer(data []byte, depth int) string {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || depth > 2 {
-		return ""
-	}
-	switch data[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(data, &s) == nil {
-			return s
-		}
-	case '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(data, &obj) != nil {
-			return ""
-		}
-		for _, k := range [...]string{"answer", "output", "result", "text", "content", "outputs"} {
-			if v, ok := obj[k]; ok {
-				if a := jsonAnswer(v, depth+1); a != "" {
-					return a
-				}
-			}
-		}
-	}
-	return ""
+	return jsonString([]byte(t), answerFields, 0)
 }

@@ -15,6 +15,9 @@ import (
 // preference: GenAI uses content (else text), LangChain page_content.
 var textFields = [...]string{"content", "text", "page_content"}
 
+// documentFields are where a JSON document's text is looked for.
+var documentFields = append(textFields[:], "document", "kwargs")
+
 // chunksFromValue reads the chunks held by one attribute: a string array (or
 // an array of objects with a text field), or a JSON string encoding one. A
 // plain string that is not JSON is one chunk.
@@ -117,43 +120,11 @@ func (r *Reader) docChunks(docs []json.RawMessage, budget *byteBudget) ([]string
 }
 
 // jsonText is the text of one JSON document: a string, or the first text
-// field of an object (also inside a nested "document" or "kwargs" object). Anything else keeps its rank as an empty
-// chunk, so that the ranks of the others stay right.
+// field of an object (also inside a nested "document" or "kwargs" object, as
+// OpenInference and LangChain serialise documents). Anything else keeps its
+// rank as an empty chunk, so that the ranks of the others stay right.
 func jsonText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	case '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return ""
-		}
-		for _, f := range textFields {
-			if v, ok := obj[f]; ok {
-				var s string
-				if json.Unmarshal(v, &s) == nil {
-					return s
-				}
-			}
-		}
-		// OpenInference nests a document object; LangChain's serialised
-		// Document keeps its fields under kwargs.
-		for _, k := range [...]string{"document", "kwargs"} {
-			if inner, ok := obj[k]; ok {
-				if t := jsonText(inner); t != "" {
-					return t
-				}
-			}
-		}
-	}
-	return ""
+	return jsonString(raw, documentFields, 0)
 }
 
 // valueText is the text of one element of a chunks array.
@@ -284,15 +255,29 @@ func (r *Reader) holdsDocuments(s string) bool {
 // a JSON string), else db.query.text.
 func (r *Reader) traceloopQuery(attrs pcommon.Map) string {
 	if in := str(attrs, keyTraceloopInput); in != "" && len(in) <= r.limits.MaxBytes {
-		if q := jsonQuery([]byte(strings.TrimSpace(in)), 0); q != "" {
+		if q := jsonString([]byte(in), queryFields, 0); q != "" {
 			return q
 		}
 	}
 	return str(attrs, keyDBQueryText)
 }
 
-func jsonQuery(data []byte, depth int) string {
-	if len(data) == 0 || depth > 2 {
+// queryFields and answerFields are where JSON inputs and outputs of
+// LangChain-style frameworks keep the question and the answer, in order of
+// preference; nested objects (inputs, kwargs, outputs) are looked into.
+var (
+	queryFields  = []string{"query", "input", "question", "inputs", "kwargs"}
+	answerFields = []string{"answer", "output", "result", "text", "content", "outputs"}
+)
+
+// maxJSONDepth bounds how deep jsonString looks into nested objects.
+const maxJSONDepth = 3
+
+// jsonString finds text in a JSON value: a string is itself, and in an
+// object the first of fields that holds text, looked for recursively.
+func jsonString(data []byte, fields []string, depth int) string {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
 		return ""
 	}
 	switch data[0] {
@@ -302,22 +287,17 @@ func jsonQuery(data []byte, depth int) string {
 			return s
 		}
 	case '{':
+		if depth >= maxJSONDepth {
+			return ""
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(data, &obj) != nil {
 			return ""
 		}
-		for _, k := range [...]string{"query", "input", "question"} {
+		for _, k := range fields {
 			if v, ok := obj[k]; ok {
-				var s string
-				if json.Unmarshal(v, &s) == nil && s != "" {
-					return s
-				}
-			}
-		}
-		for _, k := range [...]string{"inputs", "kwargs"} {
-			if v, ok := obj[k]; ok {
-				if q := jsonQuery(bytes.TrimSpace(v), depth+1); q != "" {
-					return q
+				if t := jsonString(v, fields, depth+1); t != "" {
+					return t
 				}
 			}
 		}
