@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configtls"
 
 	"github.com/ragprecision/ragprecision/judge"
 )
@@ -157,6 +158,13 @@ type Judge struct {
 	// MaxChunkChars truncates each chunk, and the reference, before judging.
 	// Default 4000.
 	MaxChunkChars int `mapstructure:"max_chunk_chars"`
+	// TLS configures https connections to the judge: a private CA
+	// (ca_file), client certificates for mTLS (cert_file, key_file),
+	// server_name_override. Default: the system's trust store.
+	TLS configtls.ClientConfig `mapstructure:"tls"`
+	// Headers are added to every judge request, e.g. for a gateway in front
+	// of the model. Values are opaque: never logged. Default none.
+	Headers map[string]configopaque.String `mapstructure:"headers"`
 }
 
 // Cache configures the verdict cache.

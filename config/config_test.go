@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
@@ -81,9 +82,13 @@ func TestFullConfig(t *testing.T) {
 			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
 			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
 			Timeout: 20 * time.Second, MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
+			Headers: map[string]configopaque.String{"X-Gateway-Key": "gw-secret"},
 		},
 		Cache: Cache{Size: 5000, TTL: time.Hour},
 	}
+	want.Judge.TLS = configtls.NewDefaultClientConfig()
+	want.Judge.TLS.CAFile = "/etc/ssl/private-ca.pem"
+	want.Judge.TLS.ServerName = "llm.internal"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}

@@ -218,3 +218,13 @@ func KeywordJudge(word string) Handler {
 			PromptTokens: 100, CompletionTokens: 10}
 	}
 }
+
+// NewTLSServer is NewServer over https, with a certificate of its own; the
+// CA to trust is s.Certificate().
+func NewTLSServer(handle Handler) *Server {
+	s := &Server{}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.serve(w, r, handle)
+	}))
+	return s
+}

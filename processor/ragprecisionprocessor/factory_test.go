@@ -281,7 +281,7 @@ func BenchmarkPassThrough(b *testing.B) {
 	})
 	b.Run("ragprecision", func(b *testing.B) {
 		cfg := config.Default()
-		p, err := newProcessor(componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
+		p, err := newProcessor(context.Background(), componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.uber.org/goleak"
 
@@ -51,7 +52,7 @@ func newHarnessWithSink(t *testing.T, sink *consumertest.TracesSink, mutate func
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	p, err := newProcessor(set.TelemetrySettings, cfg, sink, opts...)
+	p, err := newProcessor(context.Background(), set.TelemetrySettings, cfg, sink, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,3 +245,7 @@ var epoch = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 func (stoppedClock) Now() time.Time { return epoch }
 
 func (stoppedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+func processortestSettings() processor.Settings {
+	return processortest.NewNopSettings(metadata.Type)
+}

@@ -83,12 +83,16 @@ type heldSpan struct {
 	bytes int64
 }
 
-func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
+func newProcessor(ctx context.Context, set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
 	tel, err := newTelemetry(set, cfg.MaxSeries)
 	if err != nil {
 		return nil, err
 	}
-	j, err := judge.New(cfg.JudgeConfig(), append([]judge.Option{judge.WithObserver(tel)}, opts...)...)
+	rt, err := judgeTransport(ctx, cfg.Judge)
+	if err != nil {
+		return nil, err
+	}
+	j, err := judge.New(cfg.JudgeConfig(), append([]judge.Option{judge.WithObserver(tel), judge.WithTransport(rt)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
