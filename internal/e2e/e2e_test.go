@@ -328,8 +328,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	checkSpans(t, sink.Traces(), want)
 	checkJudgeRequests(t, judge)
-	if strings.Contains(c.log.String(), "sk-e2e-secret") {
-		t.Fatal("the API key appears in the collector's log")
+	for _, secret := range []string{"sk-e2e-secret", "Paris is the capital of France.", "What is the capital of France?", "The Louvre is in Paris."} {
+		if strings.Contains(c.log.String(), secret) {
+			t.Fatalf("the collector's log contains %q: secrets and span content must stay out of it", secret)
+		}
 	}
 }
 

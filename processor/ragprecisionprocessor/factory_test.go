@@ -136,10 +136,7 @@ func TestHeldSpanKeepsResourceAndScope(t *testing.T) {
 
 // A batch whose every span is held produces no empty forward.
 func TestFullyHeldBatchIsNotForwardedEmpty(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, llmJudge(srv.URL))
+	h, _ := newBlockedHarness(t, nil)
 	b := newBatch("svc")
 	b.project("retrieve", question, "Paris", capitalChunks...)
 	h.consume(b.td)
@@ -298,10 +295,7 @@ func BenchmarkPassThrough(b *testing.B) {
 // candidate not selected — reaches the next consumer unchanged and at once,
 // and empty scopes and resources that came in stay.
 func TestOthersUntouchedWhileSomeAreHeld(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.SamplingPercentage = 50 })
+	h, bj := newBlockedHarness(t, func(c *config.Config) { c.SamplingPercentage = 50 })
 	b := newBatch("svc")
 	for i := range 40 {
 		b.project(fmt.Sprintf("r%d", i), question, "Paris", capitalChunks...)

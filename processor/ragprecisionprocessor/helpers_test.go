@@ -210,6 +210,23 @@ func (b *blockingJudge) handle(n int, r chattest.Request) chattest.Reply {
 
 func (b *blockingJudge) open() { b.once.Do(func() { close(b.release) }) }
 
+// newBlockedHarness runs the processor with an LLM judge that holds every
+// request until bj.open() (at the latest when the test ends, before the
+// processor is shut down).
+func newBlockedHarness(t *testing.T, mutate func(*config.Config)) (h *harness, bj *blockingJudge) {
+	t.Helper()
+	bj = newBlockingJudge("Paris")
+	srv := chatServer(t, bj.handle)
+	h = newHarness(t, func(c *config.Config) {
+		llmJudge(srv.URL)(c)
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	t.Cleanup(bj.open)
+	return h, bj
+}
+
 // llmJudge points a config at a local Chat Completions server.
 func llmJudge(url string) func(*config.Config) {
 	return func(c *config.Config) {

@@ -181,10 +181,7 @@ func TestJudgeRequestOutcomes(t *testing.T) {
 }
 
 func TestHeldSpansGauge(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, llmJudge(srv.URL))
+	h, bj := newBlockedHarness(t, nil)
 	b := newBatch("svc")
 	b.project("a", "q", "Paris", "Paris 1")
 	b.project("b", "q", "Paris", "Paris 2")

@@ -2,6 +2,7 @@ package ragprecisionprocessor
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -10,6 +11,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
@@ -234,10 +238,7 @@ func TestOneUnjudgedChunkMeansNoScore(t *testing.T) {
 }
 
 func TestStatusTimeout(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxWait = 100 * time.Millisecond })
+	h, _ := newBlockedHarness(t, func(c *config.Config) { c.MaxWait = 100 * time.Millisecond })
 	b := newBatch("svc")
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	start := time.Now()
@@ -278,10 +279,7 @@ func TestStatusBudget(t *testing.T) {
 }
 
 func TestStatusOverflow(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxPendingSpans = 1 })
+	h, bj := newBlockedHarness(t, func(c *config.Config) { c.MaxPendingSpans = 1 })
 	b := newBatch("svc")
 	b.project("held", "q", "Paris", capitalChunks...)
 	b.project("overflowed", "q", "Paris", capitalChunks...)
@@ -299,10 +297,7 @@ func TestStatusOverflow(t *testing.T) {
 }
 
 func TestStatusShutdown(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, llmJudge(srv.URL))
+	h, _ := newBlockedHarness(t, nil)
 	b := newBatch("svc")
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
@@ -344,10 +339,7 @@ func TestShutdownWaitsForJudgements(t *testing.T) {
 // max_pending_bytes bounds held memory whatever max_pending_spans allows;
 // a span refused for it goes on in its batch, whole.
 func TestOverflowOnPendingBytes(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.MaxPendingBytes = 1500 })
+	h, bj := newBlockedHarness(t, func(c *config.Config) { c.MaxPendingBytes = 1500 })
 	b := newBatch("svc")
 	b.project("small", "q", "Paris", "Paris is the capital of France.")
 	big := b.project("big", "q", "Paris", strings.Repeat("Paris ", 200))
@@ -370,10 +362,7 @@ func TestOverflowOnPendingBytes(t *testing.T) {
 // Shutdown is bounded by shutdown_timeout even when the collector gives it
 // no deadline, as the collector does.
 func TestShutdownTimeout(t *testing.T) {
-	bj := newBlockingJudge("Paris")
-	srv := chatServer(t, bj.handle)
-	defer bj.open()
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.ShutdownTimeout = 100 * time.Millisecond })
+	h, _ := newBlockedHarness(t, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
 	b := newBatch("svc")
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
@@ -401,5 +390,36 @@ func TestAlreadyScoredSpansPassUntouched(t *testing.T) {
 	}
 	if got := counterValue(t, h.tel, metricCandidates, nil); got != 0 {
 		t.Fatalf("candidates %d", got)
+	}
+}
+
+// SPEC §8: secrets and span content never reach logs above debug, even on
+// the failure paths that log, and a reply echoing the chunk is not quoted.
+func TestNoContentOrSecretsInLogs(t *testing.T) {
+	const chunk = "CONFIDENTIAL chunk text about Paris"
+	srv := chatServer(t, func(int, chattest.Request) chattest.Reply {
+		return chattest.Reply{Content: `{"verdict": "` + chunk + `"}`}
+	})
+	core, logs := observer.New(zapcore.InfoLevel)
+	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.Judge.APIKey = "sk-very-secret" })
+	h.p.logger = zap.New(core)
+	b := newBatch("svc")
+	b.project("retrieve", "SECRET question", "PRIVATE reference", chunk)
+	h.consume(b.td)
+	h.waitSpans(1)
+	expectStatus(t, h.span("retrieve"), statusJudgeError)
+	if logs.Len() == 0 {
+		t.Fatal("a judge failure should be logged")
+	}
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += " " + k + "=" + fmt.Sprint(v)
+		}
+		for _, secret := range []string{"CONFIDENTIAL", "SECRET question", "PRIVATE reference", "sk-very-secret"} {
+			if strings.Contains(line, secret) {
+				t.Fatalf("log %q contains %q", line, secret)
+			}
+		}
 	}
 }
