@@ -17,13 +17,12 @@ type sampler struct {
 	threshold sampling.Threshold
 	// rate is the selection probability written to sample_rate.
 	rate float64
-	none bool
 }
 
 func newSampler(percentage float64) sampler {
 	p := percentage / 100
 	if p < sampling.MinSamplingProbability {
-		return sampler{none: true}
+		return sampler{threshold: sampling.NeverSampleThreshold}
 	}
 	th, err := sampling.ProbabilityToThreshold(p)
 	if err != nil {
@@ -34,11 +33,11 @@ func newSampler(percentage float64) sampler {
 }
 
 func (s sampler) selected(span ptrace.Span) bool {
-	if s.none {
-		return false
-	}
-	if s.threshold == sampling.AlwaysSampleThreshold {
+	switch s.threshold {
+	case sampling.AlwaysSampleThreshold:
 		return true
+	case sampling.NeverSampleThreshold:
+		return false
 	}
 	rnd := sampling.TraceIDToRandomness(span.TraceID())
 	if raw := span.TraceState().AsRaw(); raw != "" {
