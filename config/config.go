@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
-	"go.opentelemetry.io/collector/config/configtls"
 
 	"github.com/ragprecision/ragprecision/judge"
 )
@@ -133,7 +133,8 @@ type Judge struct {
 	// builtin:lexical.
 	Model string `mapstructure:"model"`
 	// BaseURL points at any OpenAI-compatible endpoint instead of the
-	// provider's own. Required for azure. Default "".
+	// provider's own. Required for azure. `endpoint`, the collector's usual
+	// HTTP client key, is accepted as a synonym. Default "".
 	BaseURL string `mapstructure:"base_url"`
 	// APIKey authenticates to the provider. Never logged. Default "".
 	APIKey configopaque.String `mapstructure:"api_key"`
@@ -145,27 +146,44 @@ type Judge struct {
 	// ResponseFormat is auto (json_schema where the provider honours it),
 	// json_schema, json_object or text. Default auto.
 	ResponseFormat string `mapstructure:"response_format"`
-	// Timeout bounds each judge request. Default 30s.
-	Timeout time.Duration `mapstructure:"timeout"`
 	// MaxConcurrency bounds judge requests in flight. Default 8.
 	MaxConcurrency int `mapstructure:"max_concurrency"`
 	// MaxRequestsPerSecond is the judge budget; selected spans that would
-	// exceed it pass unscored with status budget. 0 disables the budget.
-	// Default 10.
+	// exceed it pass unscored with status budget. Retries are not charged
+	// to it. 0 disables the budget. Default 10.
 	MaxRequestsPerSecond float64 `mapstructure:"max_requests_per_second"`
 	// MaxRetries is how many times a failed request is retried. Default 3.
 	MaxRetries int `mapstructure:"max_retries"`
-	// MaxChunkChars truncates each chunk, and the reference, before judging.
-	// Default 4000.
+	// MaxChunkChars truncates each chunk, and the reference, before judging,
+	// for every judge. Default 4000.
 	MaxChunkChars int `mapstructure:"max_chunk_chars"`
-	// TLS configures https connections to the judge: a private CA
-	// (ca_file), client certificates for mTLS (cert_file, key_file),
-	// server_name_override. Default: the system's trust store.
-	TLS configtls.ClientConfig `mapstructure:"tls"`
-	// Headers are added to every judge request, e.g. for a gateway in front
-	// of the model. Values are opaque: never logged. Default none.
-	Headers map[string]configopaque.String `mapstructure:"headers"`
+	// Pricing turns the tokens the judge reports into money, counted in
+	// otelcol_processor_ragprecision_judge_cost_total. Default: not set, no
+	// cost counted.
+	Pricing Pricing `mapstructure:"pricing"`
+
+	// ClientConfig holds the collector's HTTP client settings, as every HTTP
+	// exporter has them: timeout (per judge request; default 10s), tls,
+	// headers (opaque values), auth (an authenticator extension: OAuth2,
+	// bearer token, cloud identity), proxy_url, compression, keepalive,
+	// max_conns_per_host… Its idle connections per host default to
+	// max_concurrency, so that requests in flight reuse connections.
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
 }
+
+// Pricing is the judge's price list, in the operator's currency.
+type Pricing struct {
+	// InputPerMillion is the price of a million prompt tokens. Default 0.
+	InputPerMillion float64 `mapstructure:"input_per_million"`
+	// OutputPerMillion is the price of a million completion tokens.
+	// Default 0.
+	OutputPerMillion float64 `mapstructure:"output_per_million"`
+	// Currency labels the cost counter (currency="USD"). Default USD.
+	Currency string `mapstructure:"currency"`
+}
+
+// Enabled reports whether a price was set.
+func (p Pricing) Enabled() bool { return p.InputPerMillion > 0 || p.OutputPerMillion > 0 }
 
 // Cache configures the verdict cache.
 type Cache struct {
@@ -193,30 +211,52 @@ func Default() *Config {
 		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          1000,
 		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second},
-		Judge: Judge{
-			Model:                "builtin:lexical",
-			Mode:                 string(judge.ModePerChunk),
-			ResponseFormat:       string(judge.FormatAuto),
-			Timeout:              30 * time.Second,
-			MaxConcurrency:       8,
-			MaxRequestsPerSecond: 10,
-			MaxRetries:           3,
-			MaxChunkChars:        4000,
-		},
-		Cache: Cache{Size: 100000, TTL: 24 * time.Hour},
+		Judge:              defaultJudge(),
+		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
 	}
+}
+
+func defaultJudge() Judge {
+	j := Judge{
+		Model:                "builtin:lexical",
+		Mode:                 string(judge.ModePerChunk),
+		ResponseFormat:       string(judge.FormatAuto),
+		MaxConcurrency:       8,
+		MaxRequestsPerSecond: 10,
+		MaxRetries:           3,
+		MaxChunkChars:        4000,
+		Pricing:              Pricing{Currency: "USD"},
+		ClientConfig:         confighttp.NewDefaultClientConfig(),
+	}
+	// Room for a retry inside the default max_wait of 30s: two attempts and
+	// a backoff take at most 20.5s.
+	j.ClientConfig.Timeout = 10 * time.Second
+	return j
+}
+
+// BaseURL is judge.base_url, or judge.endpoint when only that is set.
+func (j *Judge) baseURL() string {
+	if j.BaseURL != "" {
+		return j.BaseURL
+	}
+	return j.ClientConfig.Endpoint
 }
 
 // JudgeConfig is the judge package's view of this configuration.
 func (c *Config) JudgeConfig() judge.Config {
+	var secrets []string
+	for _, v := range c.Judge.ClientConfig.Headers.Iter {
+		secrets = append(secrets, string(v))
+	}
 	return judge.Config{
 		Model:                c.Judge.Model,
-		BaseURL:              c.Judge.BaseURL,
+		BaseURL:              c.Judge.baseURL(),
+		Secrets:              secrets,
 		APIKey:               string(c.Judge.APIKey),
 		APIVersion:           c.Judge.APIVersion,
 		Mode:                 judge.Mode(c.Judge.Mode),
 		ResponseFormat:       judge.ResponseFormat(c.Judge.ResponseFormat),
-		Timeout:              c.Judge.Timeout,
+		Timeout:              c.Judge.ClientConfig.Timeout,
 		MaxConcurrency:       c.Judge.MaxConcurrency,
 		MaxRequestsPerSecond: c.Judge.MaxRequestsPerSecond,
 		MaxRetries:           c.Judge.MaxRetries,
@@ -224,6 +264,54 @@ func (c *Config) JudgeConfig() judge.Config {
 		CacheSize:            c.Cache.Size,
 		CacheTTL:             c.Cache.TTL,
 	}
+}
+
+// minDuration is the least duration accepted for a key that needs a real
+// wait: anything shorter was almost certainly written without a unit
+// (max_wait: 30 is 30 nanoseconds, and every span would time out).
+const minDuration = time.Millisecond
+
+// durationAtLeast reports a duration below least, and whether it is fine.
+func durationAtLeast(add func(string, ...any), key string, d, least time.Duration) bool {
+	switch {
+	case d <= 0:
+		add("%s: must be positive, got %s", key, d)
+	case d < least:
+		add("%s: %s is too short to be meant; durations need a unit, e.g. %s: 30s", key, d, key[strings.LastIndex(key, ".")+1:])
+	default:
+		return true
+	}
+	return false
+}
+
+// firstRetryBackoff is the shortest wait before a retry (the judge's
+// initial backoff with the least jitter).
+const firstRetryBackoff = 250 * time.Millisecond
+
+// checkRetryRoom refuses a judge.timeout that leaves no room inside
+// max_wait for what a span's judgement needs: with retries, an attempt, a
+// backoff and a second attempt; and, with trace_join, at least one attempt
+// after the longest wait for the trace's answer.
+func (c *Config) checkRetryRoom(add func(string, ...any)) {
+	timeout := c.Judge.ClientConfig.Timeout
+	need, what := timeout, "one request"
+	if c.Judge.MaxRetries > 0 {
+		need, what = 2*timeout+firstRetryBackoff, "a request, a backoff and one retry"
+	}
+	if need > c.MaxWait {
+		add("judge.timeout: %s leaves no room for %s inside max_wait (%s needed, max_wait is %s); lower judge.timeout or raise max_wait",
+			timeout, what, need, c.MaxWait)
+		return
+	}
+	if c.TraceJoin.Enabled && c.TraceJoin.Wait+timeout > c.MaxWait {
+		add("judge.timeout: %s leaves no room for one request after trace_join.wait inside max_wait (%s needed, max_wait is %s); lower judge.timeout or trace_join.wait, or raise max_wait",
+			timeout, c.TraceJoin.Wait+timeout, c.MaxWait)
+	}
+}
+
+func (c *Config) builtinJudge() bool {
+	m, err := judge.ParseModel(c.Judge.Model)
+	return err == nil && m.Provider == judge.ProviderBuiltin
 }
 
 // Validate reports every problem at once, each naming its YAML key and what
@@ -256,18 +344,14 @@ func (c *Config) Validate() error {
 		}
 		seen[s] = true
 	}
-	if c.MaxWait <= 0 {
-		add("max_wait: must be positive, got %s", c.MaxWait)
-	}
+	durationAtLeast(add, "max_wait", c.MaxWait, minDuration)
 	if c.MaxPendingSpans < 1 {
 		add("max_pending_spans: must be at least 1, got %d", c.MaxPendingSpans)
 	}
 	if c.MaxPendingBytes < 1 {
 		add("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes)
 	}
-	if c.ShutdownTimeout <= 0 {
-		add("shutdown_timeout: must be positive, got %s", c.ShutdownTimeout)
-	}
+	durationAtLeast(add, "shutdown_timeout", c.ShutdownTimeout, minDuration)
 	if c.MaxChunks < 1 {
 		add("max_chunks: must be at least 1, got %d", c.MaxChunks)
 	}
@@ -278,11 +362,26 @@ func (c *Config) Validate() error {
 		add("max_series: must be at least 1, got %d", c.MaxSeries)
 	}
 	if c.TraceJoin.Enabled {
-		if c.TraceJoin.Wait <= 0 {
-			add("trace_join.wait: must be positive, got %s", c.TraceJoin.Wait)
-		} else if c.MaxWait > 0 && c.TraceJoin.Wait >= c.MaxWait {
+		if durationAtLeast(add, "trace_join.wait", c.TraceJoin.Wait, minDuration) && c.MaxWait > 0 && c.TraceJoin.Wait >= c.MaxWait {
 			add("trace_join.wait: must be less than max_wait (%s), got %s: the judge needs time after the answer arrives", c.MaxWait, c.TraceJoin.Wait)
 		}
+	}
+	if c.Cache.TTL != 0 {
+		durationAtLeast(add, "cache.ttl", c.Cache.TTL, time.Second)
+	}
+	// judge.Config.Validate refuses a judge.timeout that is not positive.
+	if c.Judge.ClientConfig.Timeout > 0 && durationAtLeast(add, "judge.timeout", c.Judge.ClientConfig.Timeout, minDuration) && c.MaxWait >= minDuration && !c.builtinJudge() {
+		c.checkRetryRoom(add)
+	}
+	pr := c.Judge.Pricing
+	if !(pr.InputPerMillion >= 0) || !(pr.OutputPerMillion >= 0) || math.IsInf(pr.InputPerMillion, 0) || math.IsInf(pr.OutputPerMillion, 0) {
+		add("judge.pricing: input_per_million and output_per_million must be finite and not negative, got %v and %v", pr.InputPerMillion, pr.OutputPerMillion)
+	}
+	if pr.Enabled() && strings.TrimSpace(pr.Currency) == "" {
+		add("judge.pricing.currency: must name the currency of the prices, e.g. USD")
+	}
+	if c.Judge.BaseURL != "" && c.Judge.ClientConfig.Endpoint != "" && c.Judge.BaseURL != c.Judge.ClientConfig.Endpoint {
+		add("judge.base_url and judge.endpoint: both set, to different URLs; set one")
 	}
 	for _, a := range [...]struct{ key, name string }{
 		{"attributes.query", c.Attributes.Query}, {"attributes.answer", c.Attributes.Answer},

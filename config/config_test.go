@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
-	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
@@ -47,7 +47,7 @@ func TestDefaults(t *testing.T) {
 		cfg.TraceJoin.Enabled || cfg.TraceJoin.Wait != 10*time.Second ||
 		cfg.Attributes != (Attributes{}) ||
 		cfg.Judge.Model != "builtin:lexical" || cfg.Judge.BaseURL != "" || cfg.Judge.APIKey != "" ||
-		cfg.Judge.Mode != "per_chunk" || cfg.Judge.Timeout != 30*time.Second ||
+		cfg.Judge.Mode != "per_chunk" || cfg.Judge.ClientConfig.Timeout != 10*time.Second ||
 		cfg.Judge.MaxConcurrency != 8 || cfg.Judge.MaxRequestsPerSecond != 10 ||
 		cfg.Judge.MaxRetries != 3 || cfg.Judge.MaxChunkChars != 4000 ||
 		cfg.Cache.Size != 100000 || cfg.Cache.TTL != 24*time.Hour {
@@ -69,7 +69,7 @@ func TestFullConfig(t *testing.T) {
 		Threshold:          0.8,
 		TopK:               5,
 		ReferenceSources:   []string{"reference", "answer", "query"},
-		MaxWait:            45 * time.Second,
+		MaxWait:            60 * time.Second,
 		MaxPendingSpans:    2000,
 		MaxPendingBytes:    64 << 20,
 		ShutdownTimeout:    10 * time.Second,
@@ -81,14 +81,19 @@ func TestFullConfig(t *testing.T) {
 		Judge: Judge{
 			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
 			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
-			Timeout: 20 * time.Second, MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
-			Headers: map[string]configopaque.String{"X-Gateway-Key": "gw-secret"},
+			MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
+			Pricing:      Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.6, Currency: "EUR"},
+			ClientConfig: confighttp.NewDefaultClientConfig(),
 		},
 		Cache: Cache{Size: 5000, TTL: time.Hour},
 	}
-	want.Judge.TLS = configtls.NewDefaultClientConfig()
-	want.Judge.TLS.CAFile = "/etc/ssl/private-ca.pem"
-	want.Judge.TLS.ServerName = "llm.internal"
+	want.Judge.ClientConfig.Timeout = 20 * time.Second
+	want.Judge.ClientConfig.Headers = configopaque.MapList{{Name: "X-Gateway-Key", Value: "gw-secret"}}
+	want.Judge.ClientConfig.ProxyURL = "http://proxy.internal:3128"
+	want.Judge.ClientConfig.TLS.CAFile = "/etc/ssl/private-ca.pem"
+	want.Judge.ClientConfig.TLS.ServerName = "llm.internal"
+	// Unexported bookkeeping of confighttp's Unmarshal is not compared.
+	want.Judge.ClientConfig = withUnexportedOf(cfg.Judge.ClientConfig, want.Judge.ClientConfig)
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
@@ -170,3 +175,16 @@ func TestDefaultIsValid(t *testing.T) {
 }
 
 func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
+
+// withUnexportedOf returns want with got's unexported fields, which tests
+// cannot set.
+func withUnexportedOf(got, want confighttp.ClientConfig) confighttp.ClientConfig {
+	out := got
+	gv, wv, ov := reflect.ValueOf(&got).Elem(), reflect.ValueOf(&want).Elem(), reflect.ValueOf(&out).Elem()
+	for i := 0; i < gv.NumField(); i++ {
+		if gv.Type().Field(i).IsExported() {
+			ov.Field(i).Set(wv.Field(i))
+		}
+	}
+	return out
+}

@@ -49,3 +49,13 @@ func (b *budget) take(n int) bool {
 	b.tokens -= float64(n)
 	return true
 }
+
+// refund returns n requests reserved by take but not sent.
+func (b *budget) refund(n int) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.tokens = math.Min(b.burst, b.tokens+float64(n))
+	b.mu.Unlock()
+}

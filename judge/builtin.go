@@ -6,24 +6,22 @@ import (
 	"github.com/ragprecision/ragprecision/judge/internal/lexical"
 )
 
-// lexicalJudge is builtin:lexical: offline, deterministic, no network. It
+// lexicalBackend is builtin:lexical: offline, deterministic, no network. It
 // weighs terms by their spread across the retrieval itself, so a chunk's
-// verdict depends on its neighbours; that is why it is never put behind the
-// per-chunk verdict cache (and at microseconds per chunk it does not need one).
-type lexicalJudge struct{}
+// verdict depends on its neighbours: its unit of work and of caching is the
+// whole retrieval.
+type lexicalBackend struct{}
 
-func newLexical() lexicalJudge { return lexicalJudge{} }
+func (lexicalBackend) id() string   { return ProviderBuiltin + ":" + BuiltinLexical }
+func (lexicalBackend) batch() int   { return 0 }
+func (lexicalBackend) inline() bool { return true }
+func (lexicalBackend) close()       {}
 
-func (lexicalJudge) ID() string { return ProviderBuiltin + ":" + BuiltinLexical }
-
-func (lexicalJudge) Judge(ctx context.Context, req Request) (Result, error) {
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	lv := lexical.Judge(req.Query, req.Reference, req.Chunks)
+func (lexicalBackend) attempt(_ context.Context, query, reference string, chunks []string) ([]Verdict, Usage, error) {
+	lv := lexical.Judge(query, reference, chunks)
 	out := make([]Verdict, len(lv))
 	for i, v := range lv {
 		out[i] = Verdict{Relevant: v.Relevant, Reason: v.Reason}
 	}
-	return Result{Verdicts: out}, nil
+	return out, Usage{}, nil
 }

@@ -73,13 +73,14 @@ func TestCacheKeySeparatesInputs(t *testing.T) {
 	// A different judge or mode does not share verdicts.
 	a, b := cachedConfig(srv.URL), cachedConfig(srv.URL)
 	b.Mode = ModeBatched
-	ja, jb := mustNew(t, a).(*cachedJudge), mustNew(t, b).(*cachedJudge)
-	if ja.key("q", "r", "x", nil) == jb.key("q", "r", "x", nil) {
+	ja, jb := mustNew(t, a), mustNew(t, b)
+	x := []string{"x"}
+	if ja.keys.key("q", "r", x) == jb.keys.key("q", "r", x) {
 		t.Fatal("mode is not part of the key")
 	}
 	b = cachedConfig(srv.URL)
 	b.Model = "openai:other"
-	if jc := mustNew(t, b).(*cachedJudge); ja.key("q", "r", "x", nil) == jc.key("q", "r", "x", nil) {
+	if jc := mustNew(t, b); ja.keys.key("q", "r", x) == jc.keys.key("q", "r", x) {
 		t.Fatal("model is not part of the key")
 	}
 }
@@ -294,7 +295,7 @@ func TestOwnerFailureDoesNotSpreadToWaiters(t *testing.T) {
 	if !res.Verdicts[0].Relevant || !res.Verdicts[1].Relevant {
 		t.Fatalf("%+v", res)
 	}
-	if err := <-ownerDone; !errors.Is(err, errBadReply) {
+	if err := <-ownerDone; ReasonOf(err) != ReasonBadReply {
 		t.Fatalf("owner: %v", err)
 	}
 	// "decided" was answered before the owner failed: cached, not asked again.

@@ -3,8 +3,6 @@ package judge
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -63,6 +61,9 @@ type Config struct {
 	CacheSize int
 	// CacheTTL is how long a cached verdict is served; 0 means until evicted.
 	CacheTTL time.Duration
+	// Secrets are values (header values, tokens) scrubbed from error texts
+	// besides APIKey.
+	Secrets []string
 }
 
 // DefaultAzureAPIVersion is the Azure OpenAI GA api-version that supports
@@ -120,46 +121,4 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("cache.ttl: must be 0 (no expiry) or positive, got %s", c.CacheTTL))
 	}
 	return errors.Join(errs...)
-}
-
-// Option adjusts New; tests use them to inject time, randomness and HTTP.
-type Option func(*options)
-
-type options struct {
-	clock     Clock
-	observer  Observer
-	transport http.RoundTripper
-	jitter    func() float64
-}
-
-// WithClock replaces the wall clock used for backoff, budgets and cache TTL.
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
-
-// WithObserver receives request and cache events.
-func WithObserver(obs Observer) Option { return func(o *options) { o.observer = obs } }
-
-// WithTransport replaces the HTTP transport under go-openai's client.
-func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.transport = rt } }
-
-// WithJitter replaces the source of backoff jitter, a function returning
-// values in [0, 1).
-func WithJitter(f func() float64) Option { return func(o *options) { o.jitter = f } }
-
-// New builds the judge c describes: builtin:lexical, or an OpenAI-compatible
-// judge behind the verdict cache. The returned judge may implement io.Closer;
-// close it when done to release idle connections.
-func New(c Config, opts ...Option) (Judge, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	o := options{clock: realClock{}, observer: nopObserver{}, jitter: rand.Float64}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	m, _ := ParseModel(c.Model)
-	if m.Provider == ProviderBuiltin {
-		return newLexical(), nil
-	}
-	// Identical requests in flight are made once even without a cache.
-	return newCached(newOpenAI(c, m, o), c, o), nil
 }

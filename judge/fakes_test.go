@@ -1,8 +1,6 @@
 package judge
 
 import (
-	"context"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +15,9 @@ func newChatServer(t *testing.T, h chattest.Handler) *chattest.Server {
 	return s
 }
 
-// fakeClock advances only when something sleeps on it or a test moves it.
+// fakeClock advances only when something waits on it or a test moves it:
+// an AfterFunc moves it to when the call is due and makes the call at once,
+// so that backoffs take no real time and are recorded.
 type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
@@ -34,12 +34,17 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+type firedTimer struct{}
+
+func (firedTimer) Stop() bool { return false }
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	c.sleeps = append(c.sleeps, d)
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
-	return ctx.Err()
+	go f()
+	return firedTimer{}
 }
 
 func (c *fakeClock) Advance(d time.Duration) {
@@ -58,21 +63,32 @@ func (c *fakeClock) slept() []time.Duration {
 type recordingObserver struct {
 	mu       sync.Mutex
 	outcomes map[Outcome]int
+	reasons  map[Reason]int
 	usage    Usage
 	hits     int
 	misses   int
 	lookups  int
+	health   []error
 }
 
 func newRecordingObserver() *recordingObserver {
-	return &recordingObserver{outcomes: map[Outcome]int{}}
+	return &recordingObserver{outcomes: map[Outcome]int{}, reasons: map[Reason]int{}}
 }
 
-func (o *recordingObserver) JudgeRequest(out Outcome, _ time.Duration, u Usage) {
+func (o *recordingObserver) JudgeRequest(out Outcome, reason Reason, _ time.Duration, u Usage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.outcomes[out]++
+	if reason != "" {
+		o.reasons[reason]++
+	}
 	o.usage.Add(u)
+}
+
+func (o *recordingObserver) JudgeHealth(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.health = append(o.health, err)
 }
 
 func (o *recordingObserver) CacheLookups(hits, misses int) {
@@ -85,6 +101,8 @@ func (o *recordingObserver) CacheLookups(hits, misses int) {
 
 type observed struct {
 	outcomes              map[Outcome]int
+	reasons               map[Reason]int
+	health                []error
 	usage                 Usage
 	hits, misses, lookups int
 }
@@ -92,9 +110,13 @@ type observed struct {
 func (o *recordingObserver) snapshot() observed {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	cp := observed{outcomes: map[Outcome]int{}, usage: o.usage, hits: o.hits, misses: o.misses, lookups: o.lookups}
+	cp := observed{outcomes: map[Outcome]int{}, reasons: map[Reason]int{}, usage: o.usage, hits: o.hits, misses: o.misses, lookups: o.lookups,
+		health: append([]error(nil), o.health...)}
 	for k, v := range o.outcomes {
 		cp.outcomes[k] = v
+	}
+	for k, v := range o.reasons {
+		cp.reasons[k] = v
 	}
 	return cp
 }
@@ -114,15 +136,13 @@ func testConfig(url string) Config {
 	}
 }
 
-func mustNew(t *testing.T, c Config, opts ...Option) Judge {
+func mustNew(t *testing.T, c Config, opts ...Option) *Engine {
 	t.Helper()
 	j, err := New(c, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if cl, ok := j.(io.Closer); ok {
-		t.Cleanup(func() { _ = cl.Close() })
-	}
+	t.Cleanup(func() { _ = j.Close() })
 	return j
 }
 

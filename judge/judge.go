@@ -5,10 +5,7 @@
 // that it can be used, and benchmarked, outside a collector.
 package judge
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Request is one ranked retrieval to judge.
 type Request struct {
@@ -57,12 +54,8 @@ type Result struct {
 type Judge interface {
 	// ID is the judge's "provider:model", as recorded on scored spans.
 	ID() string
-	// Judge returns one verdict per chunk, or an error wrapping ErrOverBudget
-	// when the request budget is exhausted, the context's error when it ends
-	// first, or another error when the judge could not decide.
+	// Judge returns one verdict per chunk, or an error: ErrOverBudget or
+	// ErrNoCapacity when refused at once, the context's error when it ends
+	// first, or an *Error when the judge could not decide.
 	Judge(ctx context.Context, req Request) (Result, error)
 }
-
-// ErrOverBudget is returned, without waiting, when a judgement would exceed
-// max_requests_per_second.
-var ErrOverBudget = errors.New("judge request budget exhausted")

@@ -92,7 +92,7 @@ func TestProviderRouting(t *testing.T) {
 			rt := &recordingTransport{}
 			c := testConfig(tc.baseURL)
 			c.Model, c.APIKey, c.APIVersion = tc.model, "k", tc.apiVersion
-			j := mustNew(t, c, WithTransport(rt))
+			j := mustNew(t, c, WithHTTPClient(&http.Client{Transport: rt}))
 			wantID, _ := ParseModel(tc.model)
 			if j.ID() != wantID.String() {
 				t.Errorf("ID %q", j.ID())
@@ -124,7 +124,7 @@ func TestResponseFormatOverride(t *testing.T) {
 		c := testConfig("")
 		c.Model = "anthropic:claude"
 		c.ResponseFormat = format
-		j := mustNew(t, c, WithTransport(rt))
+		j := mustNew(t, c, WithHTTPClient(&http.Client{Transport: rt}))
 		if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"c"}}); err != nil {
 			t.Fatal(err)
 		}

@@ -12,22 +12,35 @@ const (
 	OutcomeRetry Outcome = "retry"
 	// OutcomeError is a failed request that will not be tried again.
 	OutcomeError Outcome = "error"
+	// OutcomeCancelled is a request abandoned because every judgement that
+	// needed it reached its deadline, or the judge was closed.
+	OutcomeCancelled Outcome = "cancelled"
 )
 
+// Outcomes lists every Outcome, for metric series created up front.
+var Outcomes = []Outcome{OutcomeOK, OutcomeRetry, OutcomeError, OutcomeCancelled}
+
 // Observer receives what the judge does, for the processor's telemetry.
-// Methods are called concurrently and must not block.
+// Methods are called concurrently, never under the judge's locks, and must
+// not block.
 type Observer interface {
-	// JudgeRequest is called once per HTTP request to a judge endpoint, with
-	// the tokens the reply reported (zero when there was no reply).
-	JudgeRequest(outcome Outcome, latency time.Duration, usage Usage)
+	// JudgeRequest is called once per request that reached the transport
+	// (requests the client library refused to send are not requests), with
+	// the failure's reason for retry and error outcomes and the tokens the
+	// reply reported (zero when there was no reply).
+	JudgeRequest(outcome Outcome, reason Reason, latency time.Duration, usage Usage)
 	// CacheLookups is called once per judgement with the number of chunks
 	// answered without a request of their own (from the verdict cache, or
 	// by a request for the same verdict already in flight) and the number
 	// that needed one.
 	CacheLookups(hits, misses int)
+	// JudgeHealth is called when the judge starts failing (err is the
+	// failure that opened the health breaker) and when it recovers (nil).
+	JudgeHealth(err error)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) JudgeRequest(Outcome, time.Duration, Usage) {}
-func (nopObserver) CacheLookups(int, int)                      {}
+func (nopObserver) JudgeRequest(Outcome, Reason, time.Duration, Usage) {}
+func (nopObserver) CacheLookups(int, int)                              {}
+func (nopObserver) JudgeHealth(error)                                  {}

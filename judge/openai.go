@@ -6,42 +6,45 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sync"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Backoff between attempts: exponential from initialBackoff, capped at
-// maxBackoff, with "equal jitter" (a random point in the upper half) so
-// that replicas hit by the same outage do not retry in lockstep. A server's
-// Retry-After replaces the computed delay, up to maxRetryAfter.
-const (
-	initialBackoff = 500 * time.Millisecond
-	maxBackoff     = 20 * time.Second
-	maxRetryAfter  = 60 * time.Second
-)
-
-// openAIJudge judges through any OpenAI-compatible Chat Completions endpoint
-// with go-openai.
-type openAIJudge struct {
-	id            string
-	model         string
-	client        *openai.Client
-	httpClient    *http.Client
-	mode          Mode
-	format        ResponseFormat
-	timeout       time.Duration
-	maxRetries    int
-	maxChunkChars int
-	sem           chan struct{}
-	budget        *budget // nil: no budget
-	clock         Clock
-	jitter        func() float64
-	obs           Observer
+// openAIBackend judges through any OpenAI-compatible Chat Completions
+// endpoint with go-openai, one request per attempt.
+type openAIBackend struct {
+	ident      string
+	model      string
+	client     *openai.Client
+	httpClient *http.Client
+	mode       Mode
+	format     ResponseFormat
+	timeout    time.Duration
+	scrub      scrubber
+	clock      Clock
+	// noTemperature is set for models that accept no temperature but their
+	// default (reasoning models), from the model's name or from the first
+	// refusal of one; the wire then carries none.
+	noTemperature atomic.Bool
 }
 
-func newOpenAI(c Config, m Model, o options) *openAIJudge {
+// reasoningPrefixes name OpenAI model families that refuse any temperature
+// but 1 (go-openai refuses to send one; the API answers 400).
+var reasoningPrefixes = []string{"o1", "o3", "o4", "gpt-5", "gpt-6"}
+
+func isReasoningModel(name string) bool {
+	for _, p := range reasoningPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 	info := providerInfos[m.Provider]
 	baseURL := c.BaseURL
 	if baseURL == "" {
@@ -60,12 +63,14 @@ func newOpenAI(c Config, m Model, o options) *openAIJudge {
 		cc = openai.DefaultConfig(c.APIKey)
 		cc.BaseURL = baseURL
 	}
-	base := o.transport
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+	// The engine bounds each attempt with its own context; the client's
+	// timeout, if any was configured, is left to it.
+	client := *hc
+	client.Transport = &transport{base: hc.Transport, clock: clock}
+	if client.Transport.(*transport).base == nil {
+		client.Transport.(*transport).base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: &transport{base: base, clock: o.clock}}
-	cc.HTTPClient = hc
+	cc.HTTPClient = &client
 
 	format := c.ResponseFormat
 	if format == FormatAuto {
@@ -74,197 +79,111 @@ func newOpenAI(c Config, m Model, o options) *openAIJudge {
 			format = FormatJSONSchema
 		}
 	}
-	j := &openAIJudge{
-		id:            m.String(),
-		model:         m.Name,
-		client:        openai.NewClientWithConfig(cc),
-		httpClient:    hc,
-		mode:          c.Mode,
-		format:        format,
-		timeout:       c.Timeout,
-		maxRetries:    c.MaxRetries,
-		maxChunkChars: c.MaxChunkChars,
-		sem:           make(chan struct{}, c.MaxConcurrency),
-		clock:         o.clock,
-		jitter:        o.jitter,
-		obs:           o.observer,
+	b := &openAIBackend{
+		ident:      m.String(),
+		model:      m.Name,
+		client:     openai.NewClientWithConfig(cc),
+		httpClient: &client,
+		mode:       c.Mode,
+		format:     format,
+		timeout:    c.Timeout,
+		scrub:      newScrubber(append([]string{c.APIKey}, c.Secrets...)...),
+		clock:      clock,
 	}
-	if c.MaxRequestsPerSecond > 0 {
-		j.budget = newBudget(c.MaxRequestsPerSecond, o.clock)
-	}
-	return j
+	b.noTemperature.Store(isReasoningModel(m.Name))
+	return b
 }
 
-func (j *openAIJudge) ID() string { return j.id }
+func (b *openAIBackend) id() string   { return b.ident }
+func (b *openAIBackend) inline() bool { return false }
 
-// Close releases idle keep-alive connections.
-func (j *openAIJudge) Close() error {
-	j.httpClient.CloseIdleConnections()
-	return nil
+func (b *openAIBackend) batch() int {
+	if b.mode == ModeBatched {
+		return 0
+	}
+	return 1
 }
 
-// Judge implements Judge.
-func (j *openAIJudge) Judge(ctx context.Context, req Request) (Result, error) {
-	query, ref, chunks := truncateRequest(req, j.maxChunkChars)
-	out := j.judgeChunks(ctx, query, ref, chunks)
-	if err := out.err(); err != nil {
-		return Result{Usage: out.usage}, err
+func (b *openAIBackend) close() { b.httpClient.CloseIdleConnections() }
+
+// attempt sends one request: the per-chunk prompt for a single chunk, the
+// batched prompt for several. The prompt is built here, when a request can
+// be sent at once, never while a judgement waits for a slot.
+func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks []string) ([]Verdict, Usage, error) {
+	var req openai.ChatCompletionRequest
+	if len(chunks) == 1 {
+		req = b.request(systemPerChunk, perChunkMessage(query, ref, chunks[0]), "contextual_precision_verdict", verdictSchema)
+	} else {
+		req = b.request(systemBatched, batchedMessage(query, ref, chunks), "contextual_precision_verdicts", batchedSchema)
 	}
-	return Result{Verdicts: out.verdicts, Usage: out.usage}, nil
-}
-
-// truncateRequest cuts the query, the reference and every chunk to max
-// characters, as they are sent and as the cache keys them.
-func truncateRequest(req Request, max int) (query, ref string, chunks []string) {
-	chunks = make([]string, len(req.Chunks))
-	for i, c := range req.Chunks {
-		chunks[i] = truncateRunes(c, max)
-	}
-	return truncateRunes(req.Query, max), truncateRunes(req.Reference, max), chunks
-}
-
-// errNotDecided marks a chunk that was not judged because another chunk of
-// the same judgement failed first: nothing is wrong with the chunk itself.
-var errNotDecided = errors.New("not judged: another chunk of the span failed first")
-
-// outcome is a judgement chunk by chunk: errs[i] is nil when verdicts[i]
-// was decided. The verdict cache keeps what was decided even when the
-// judgement as a whole failed.
-type outcome struct {
-	verdicts []Verdict
-	errs     []error
-	usage    Usage
-}
-
-// err is the judgement's error: the first chunk's own failure, in preference
-// to chunks that were merely not attempted.
-func (o outcome) err() error {
-	var first error
-	for _, e := range o.errs {
-		switch {
-		case e == nil:
-		case errors.Is(e, errNotDecided):
-			if first == nil {
-				first = e
-			}
-		default:
-			return e
-		}
-	}
-	return first
-}
-
-func failAll(n int, err error, usage Usage) outcome {
-	o := outcome{verdicts: make([]Verdict, n), errs: make([]error, n), usage: usage}
-	for i := range o.errs {
-		o.errs[i] = err
-	}
-	return o
-}
-
-// judgeChunks judges already truncated chunks, within the budget.
-func (j *openAIJudge) judgeChunks(ctx context.Context, query, ref string, chunks []string) outcome {
-	if len(chunks) == 0 {
-		return outcome{}
-	}
-	if j.mode == ModeBatched && len(chunks) > 1 {
-		if !j.admit(1) {
-			return failAll(len(chunks), ErrOverBudget, Usage{})
-		}
-		verdicts, usage, err := j.judgeBatched(ctx, query, ref, chunks)
-		if err == nil {
-			return outcome{verdicts: verdicts, errs: make([]error, len(chunks)), usage: usage}
-		}
-		if !errors.Is(err, errBadReply) || ctx.Err() != nil {
-			return failAll(len(chunks), err, usage)
-		}
-		// The model does not keep to the batched contract for these chunks
-		// (miscounted, or malformed); ask chunk by chunk instead of failing
-		// the span.
-		if !j.admit(len(chunks)) {
-			return failAll(len(chunks), ErrOverBudget, usage)
-		}
-		o := j.judgePerChunk(ctx, query, ref, chunks)
-		o.usage.Add(usage)
-		return o
-	}
-	if !j.admit(len(chunks)) {
-		return failAll(len(chunks), ErrOverBudget, Usage{})
-	}
-	return j.judgePerChunk(ctx, query, ref, chunks)
-}
-
-func (j *openAIJudge) admit(n int) bool { return j.budget == nil || j.budget.take(n) }
-
-// judgePerChunk asks for every chunk in parallel (bounded by the semaphore).
-// The first chunk that fails stops the others: a span with any unjudged
-// chunk gets no score, so their requests would be wasted. Those not decided
-// then report errNotDecided.
-func (j *openAIJudge) judgePerChunk(ctx context.Context, query, ref string, chunks []string) outcome {
-	inner, cancel := context.WithCancel(ctx)
+	actx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	o := outcome{verdicts: make([]Verdict, len(chunks)), errs: make([]error, len(chunks))}
-	var (
-		mu     sync.Mutex
-		failed bool
-		wg     sync.WaitGroup
-	)
-	for i, chunk := range chunks {
-		wg.Go(func() {
-			var v Verdict
-			usage, err := j.call(inner, j.perChunkRequest(query, ref, chunk), func(content string) (err error) {
-				v, err = parseVerdict(content)
-				return err
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			o.usage.Add(usage)
-			switch {
-			case err == nil:
-				o.verdicts[i] = v
-			case inner.Err() != nil && ctx.Err() == nil:
-				o.errs[i] = errNotDecided // cancelled because a sibling failed
-			default:
-				o.errs[i] = err
-				if !failed {
-					failed = true
-					cancel()
-				}
-			}
-		})
+	actx, trace := withAttemptTrace(actx)
+	resp, err := b.client.CreateChatCompletion(actx, req)
+	sent := trace.wasAttempted()
+	if err != nil {
+		if ctx.Err() != nil {
+			// The caller's deadline or shutdown, not the judge's failure. It
+			// was a request only if it reached the judge.
+			return nil, Usage{}, &callerError{err: ctx.Err(), sent: trace.wasWritten()}
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w after %s", errRequestTimeout, b.timeout)
+		}
+		e := b.scrub.classify(err, sent, req.Messages[1].Content)
+		e.retryAfter = trace.retryAfterHint()
+		if e.Reason == ReasonRejected && e.Status == http.StatusBadRequest && !b.noTemperature.Load() &&
+			strings.Contains(strings.ToLower(e.Detail), "temperature") {
+			// A model that takes no temperature under a name we do not know
+			// (an Azure deployment of a reasoning model): send none from
+			// now on, and let this request be tried again.
+			b.noTemperature.Store(true)
+			e.Reason = ReasonInvalidRequest
+			e.retryNow = true
+		}
+		return nil, Usage{}, e
 	}
-	wg.Wait()
-	return o
-}
-
-func (j *openAIJudge) judgeBatched(ctx context.Context, query, ref string, chunks []string) ([]Verdict, Usage, error) {
+	usage := Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
+	if len(resp.Choices) == 0 {
+		return nil, usage, &Error{Reason: ReasonBadReply, Detail: errBadReply.Error() + ": no choices", sent: true, cause: errBadReply}
+	}
+	content := resp.Choices[0].Message.Content
 	var verdicts []Verdict
-	usage, err := j.call(ctx, j.batchedRequest(query, ref, chunks), func(content string) (err error) {
+	if len(chunks) == 1 {
+		var v Verdict
+		v, err = parseVerdict(content)
+		verdicts = []Verdict{v}
+	} else {
 		verdicts, err = parseVerdicts(content, len(chunks))
-		return err
-	})
-	return verdicts, usage, err
+	}
+	if err != nil {
+		return nil, usage, &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+	}
+	return verdicts, usage, nil
 }
 
-func (j *openAIJudge) perChunkRequest(query, ref, chunk string) openai.ChatCompletionRequest {
-	return j.request(systemPerChunk, perChunkMessage(query, ref, chunk), "contextual_precision_verdict", verdictSchema)
+// callerError is an attempt ended by the caller's context.
+type callerError struct {
+	err  error
+	sent bool
 }
 
-func (j *openAIJudge) batchedRequest(query, ref string, chunks []string) openai.ChatCompletionRequest {
-	return j.request(systemBatched, batchedMessage(query, ref, chunks), "contextual_precision_verdicts", batchedSchema)
-}
+func (e *callerError) Error() string { return e.err.Error() }
+func (e *callerError) Unwrap() error { return e.err }
 
-func (j *openAIJudge) request(system, user, schemaName string, schema map[string]any) openai.ChatCompletionRequest {
+func (b *openAIBackend) request(system, user, schemaName string, schema map[string]any) openai.ChatCompletionRequest {
 	r := openai.ChatCompletionRequest{
-		Model: j.model,
+		Model: b.model,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: system},
 			{Role: openai.ChatMessageRoleUser, Content: user},
 		},
-		// Encoded as 1e-45 and rewritten to 0 by transport: go-openai omits 0.
-		Temperature: math.SmallestNonzeroFloat32,
 	}
-	switch j.format {
+	if !b.noTemperature.Load() {
+		// Encoded as 1e-45 and rewritten to 0 by transport: go-openai omits 0.
+		r.Temperature = math.SmallestNonzeroFloat32
+	}
+	switch b.format {
 	case FormatJSONSchema:
 		r.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
@@ -276,117 +195,4 @@ func (j *openAIJudge) request(system, user, schemaName string, schema map[string
 		r.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
 	return r
-}
-
-// call sends req until parse accepts a reply, retrying failed attempts (429,
-// 5xx, timeouts, transport errors, replies that break the contract) up to
-// maxRetries times with backoff. Client errors such as 400 or 401 are not
-// retried: they would fail the same way again. The returned usage includes
-// failed attempts, which cost tokens too.
-func (j *openAIJudge) call(ctx context.Context, req openai.ChatCompletionRequest, parse func(content string) error) (Usage, error) {
-	var total Usage
-	for attempt := 0; ; attempt++ {
-		usage, latency, hint, sent, err := j.attempt(ctx, req, parse)
-		total.Add(usage)
-		switch {
-		case err == nil:
-			j.obs.JudgeRequest(OutcomeOK, latency, usage)
-			return total, nil
-		case ctx.Err() != nil:
-			// The span's own deadline (or shutdown) ended it. A request that
-			// was sent still counts: it may have cost tokens.
-			if sent {
-				j.obs.JudgeRequest(OutcomeError, latency, usage)
-			}
-			return total, ctx.Err()
-		case !retryable(err) || attempt >= j.maxRetries:
-			j.obs.JudgeRequest(OutcomeError, latency, usage)
-			return total, err
-		}
-		delay := j.backoff(attempt)
-		if hint > 0 {
-			delay = min(hint, maxRetryAfter)
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
-			// Waiting would outlast the span: give up now rather than hold
-			// the span until it times out.
-			j.obs.JudgeRequest(OutcomeError, latency, usage)
-			return total, fmt.Errorf("%w (next attempt due in %s, after the span's deadline)", err, delay.Round(time.Millisecond))
-		}
-		// Retries are requests too: they spend the budget, or the budget
-		// would not bound spending when the provider is throttling.
-		if !j.admit(1) {
-			j.obs.JudgeRequest(OutcomeError, latency, usage)
-			return total, ErrOverBudget
-		}
-		j.obs.JudgeRequest(OutcomeRetry, latency, usage)
-		if err := j.clock.Sleep(ctx, delay); err != nil {
-			return total, err
-		}
-	}
-}
-
-// attempt makes one request under the concurrency limit and the per-request
-// timeout, and returns the server's Retry-After when it sent one. sent is
-// false when ctx ended before a request could be made.
-func (j *openAIJudge) attempt(ctx context.Context, req openai.ChatCompletionRequest, parse func(string) error) (usage Usage, latency, retryAfter time.Duration, sent bool, err error) {
-	select {
-	case j.sem <- struct{}{}:
-	case <-ctx.Done():
-		return Usage{}, 0, 0, false, ctx.Err()
-	}
-	actx, cancel := context.WithTimeout(ctx, j.timeout)
-	actx, hint := withRetryHint(actx)
-	start := j.clock.Now()
-	resp, err := j.client.CreateChatCompletion(actx, req)
-	latency = j.clock.Now().Sub(start)
-	cancel()
-	<-j.sem
-
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			// Not wrapped: this is the judge's failure, not the caller's
-			// deadline, and must not read as one.
-			err = fmt.Errorf("%w after %s", errRequestTimeout, j.timeout)
-		}
-		return Usage{}, latency, hint.get(), true, err
-	}
-	usage = Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
-	if len(resp.Choices) == 0 {
-		return usage, latency, 0, true, fmt.Errorf("%w: no choices", errBadReply)
-	}
-	return usage, latency, 0, true, parse(resp.Choices[0].Message.Content)
-}
-
-// errRequestTimeout is a request that outlived judge.timeout.
-var errRequestTimeout = errors.New("judge request timed out")
-
-// retryable reports whether another attempt could succeed. Only a client
-// error from the server (400, 401, 403, 404, 422 …) is final: the same
-// request would be refused the same way. Everything else — 408, 429, 5xx,
-// timeouts, broken connections, replies that are not the contract's JSON —
-// may pass next time.
-func retryable(err error) bool {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) {
-		return retryableStatus(apiErr.HTTPStatusCode)
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) {
-		return retryableStatus(reqErr.HTTPStatusCode)
-	}
-	return true
-}
-
-func retryableStatus(code int) bool {
-	return code < 400 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
-}
-
-func (j *openAIJudge) backoff(attempt int) time.Duration {
-	d := initialBackoff << min(attempt, 16)
-	if d > maxBackoff || d <= 0 {
-		d = maxBackoff
-	}
-	half := d / 2
-	return half + time.Duration(j.jitter()*float64(half))
 }

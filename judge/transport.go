@@ -5,14 +5,17 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
 	"time"
 )
 
-// transport sits under go-openai's HTTP client for two things go-openai does
-// not offer: it reports the Retry-After of failed replies (go-openai's errors
-// carry no headers), and it sends temperature 0 on the wire.
+// transport sits under go-openai's HTTP client for what go-openai does not
+// offer: it reports whether a request was really sent (go-openai refuses
+// some requests before sending, and those must not count as judge
+// requests), it reports the Retry-After of failed replies (go-openai's
+// errors carry no headers), and it sends temperature 0 on the wire.
 type transport struct {
 	base  http.RoundTripper
 	clock Clock
@@ -41,31 +44,62 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
+	trace, _ := req.Context().Value(attemptTraceKey{}).(*attemptTrace)
+	if trace != nil {
+		trace.markAttempted()
+	}
 	resp, err := t.base.RoundTrip(req)
-	if resp != nil && resp.StatusCode >= 400 {
-		if h, ok := req.Context().Value(retryHintKey{}).(*retryHint); ok {
-			h.set(retryAfter(resp.Header, t.clock.Now()))
-		}
+	if trace != nil && resp != nil && resp.StatusCode >= 400 {
+		trace.setRetryAfter(retryAfter(resp.Header, t.clock.Now()))
 	}
 	return resp, err
 }
 
-type retryHintKey struct{}
+type attemptTraceKey struct{}
 
-// retryHint carries a server's Retry-After from the transport back to the
-// retry loop of the request that received it.
-type retryHint struct {
-	mu    sync.Mutex
-	after time.Duration
+// attemptTrace carries what the transport saw of one attempt back to the
+// code that made it.
+type attemptTrace struct {
+	mu sync.Mutex
+	// attempted: the request reached the transport (go-openai did not
+	// refuse it); written: it was written to a connection.
+	attempted, written bool
+	after              time.Duration
 }
 
-func (h *retryHint) set(d time.Duration) {
+func (h *attemptTrace) markAttempted() {
+	h.mu.Lock()
+	h.attempted = true
+	h.mu.Unlock()
+}
+
+func (h *attemptTrace) markWritten() {
+	h.mu.Lock()
+	h.written = true
+	h.mu.Unlock()
+}
+
+// wasAttempted reports whether the request reached the transport.
+func (h *attemptTrace) wasAttempted() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.attempted
+}
+
+// wasWritten reports whether the request reached a connection.
+func (h *attemptTrace) wasWritten() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.written
+}
+
+func (h *attemptTrace) setRetryAfter(d time.Duration) {
 	h.mu.Lock()
 	h.after = d
 	h.mu.Unlock()
 }
 
-func (h *retryHint) get() time.Duration {
+func (h *attemptTrace) retryAfterHint() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.after
@@ -98,7 +132,10 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-func withRetryHint(ctx context.Context) (context.Context, *retryHint) {
-	h := &retryHint{}
-	return context.WithValue(ctx, retryHintKey{}, h), h
+func withAttemptTrace(ctx context.Context) (context.Context, *attemptTrace) {
+	h := &attemptTrace{}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { h.markWritten() },
+	})
+	return context.WithValue(ctx, attemptTraceKey{}, h), h
 }

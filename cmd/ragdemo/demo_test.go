@@ -62,7 +62,7 @@ func TestDemo(t *testing.T) {
 		"Plain (non-RAG) spans: 2 came back untouched.",
 		`rag_contextual_precision_count{data_source="handbook",judge_model="builtin:lexical",reference_source="reference",service_name="ragdemo"}`,
 		`reference_source="answer"`,
-		"otelcol_processor_ragprecision_scored_spans " + strconv.Itoa(2*len(questions)),
+		`otelcol_processor_ragprecision_scored_spans_total{data_source="handbook",service_name="ragdemo"} ` + strconv.Itoa(2*len(questions)),
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)

@@ -127,11 +127,11 @@ func summarize(results []result) summary {
 // histogram that dashboards and alerts use, and the processor's own counts.
 var metricPrefixes = []string{
 	"rag_contextual_precision",
-	"otelcol_processor_ragprecision_candidate_spans",
-	"otelcol_processor_ragprecision_selected_spans",
-	"otelcol_processor_ragprecision_scored_spans",
-	"otelcol_processor_ragprecision_unscored_spans",
-	"otelcol_processor_ragprecision_judge_requests",
+	"otelcol_processor_ragprecision_candidate_spans_total",
+	"otelcol_processor_ragprecision_selected_spans_total",
+	"otelcol_processor_ragprecision_scored_spans_total",
+	"otelcol_processor_ragprecision_unscored_spans_total",
+	"otelcol_processor_ragprecision_judge_requests_total",
 }
 
 // scrapeMetrics fetches a Prometheus text exposition and returns its sample

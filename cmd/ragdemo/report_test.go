@@ -87,10 +87,10 @@ func TestFilterMetrics(t *testing.T) {
 	const exposition = `# HELP otelcol_process_uptime Uptime of the process
 # TYPE otelcol_process_uptime counter
 otelcol_process_uptime 3.05
-# HELP otelcol_processor_ragprecision_scored_spans Retrieval spans scored.
-# TYPE otelcol_processor_ragprecision_scored_spans counter
-otelcol_processor_ragprecision_scored_spans 16
-otelcol_processor_ragprecision_judge_latency_bucket{le="0.025"} 3
+# HELP otelcol_processor_ragprecision_scored_spans_total Retrieval spans scored.
+# TYPE otelcol_processor_ragprecision_scored_spans_total counter
+otelcol_processor_ragprecision_scored_spans_total 16
+otelcol_processor_ragprecision_judge_latency_seconds_bucket{le="0.025"} 3
 # TYPE rag_contextual_precision histogram
 rag_contextual_precision_bucket{data_source="handbook",le="0.1"} 0
 rag_contextual_precision_sum{data_source="handbook"} 6.25
@@ -101,8 +101,8 @@ rag_contextual_precision_count{data_source="handbook"} 10
 		t.Fatal(err)
 	}
 	want := []string{
-		"# TYPE otelcol_processor_ragprecision_scored_spans counter",
-		"otelcol_processor_ragprecision_scored_spans 16",
+		"# TYPE otelcol_processor_ragprecision_scored_spans_total counter",
+		"otelcol_processor_ragprecision_scored_spans_total 16",
 		"# TYPE rag_contextual_precision histogram",
 		`rag_contextual_precision_bucket{data_source="handbook",le="0.1"} 0`,
 		`rag_contextual_precision_sum{data_source="handbook"} 6.25`,

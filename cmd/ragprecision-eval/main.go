@@ -60,9 +60,7 @@ func candidates(ctx context.Context, llm *judge.Config) ([]candidate, func(), er
 			return nil, nil, err
 		}
 		cs = append(cs, candidate{Name: j.ID(), Judge: fromJudge(ctx, j)})
-		if c, ok := j.(io.Closer); ok {
-			closeAll = func() { _ = c.Close() }
-		}
+		closeAll = func() { _ = j.Close() }
 	}
 	cs = append(cs, candidate{Name: fmt.Sprintf("naive@%.2g", hotpotqa.NaiveThreshold), Judge: hotpotqa.Naive(hotpotqa.NaiveThreshold), Baseline: true})
 	return cs, closeAll, nil

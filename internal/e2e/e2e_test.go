@@ -76,6 +76,7 @@ processors:
       api_key: ${env:E2E_JUDGE_API_KEY}
       max_requests_per_second: 0
       max_retries: 1
+      timeout: 4s
   batch:
     timeout: 100ms
 exporters:
@@ -512,7 +513,7 @@ func checkMetrics(t *testing.T, url string, scored []sent) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		families = scrape(t, url)
-		if n, _ := counter(families, "otelcol_processor_ragprecision_scored_spans", nil); n >= float64(len(scored)) {
+		if n, _ := counter(families, "otelcol_processor_ragprecision_scored_spans_total", nil); n >= float64(len(scored)) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -567,22 +568,22 @@ func checkMetrics(t *testing.T, url string, scored []sent) {
 	// the capital of France." of the gRPC traces cost no request: it came
 	// from the cache, or from the first one's request still in flight.
 	for name, want := range map[string]float64{
-		"otelcol_processor_ragprecision_candidate_spans":      4,
-		"otelcol_processor_ragprecision_selected_spans":       4,
-		"otelcol_processor_ragprecision_verdict_cache_hits":   1,
-		"otelcol_processor_ragprecision_verdict_cache_misses": 8,
+		"otelcol_processor_ragprecision_candidate_spans_total":      4,
+		"otelcol_processor_ragprecision_selected_spans_total":       4,
+		"otelcol_processor_ragprecision_verdict_cache_hits_total":   1,
+		"otelcol_processor_ragprecision_verdict_cache_misses_total": 8,
 	} {
 		if got, ok := counter(families, name, nil); !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
 		}
 	}
-	if got, _ := counter(families, "otelcol_processor_ragprecision_judge_requests", map[string]string{"outcome": "ok"}); got < 7 {
+	if got, _ := counter(families, "otelcol_processor_ragprecision_judge_requests_total", map[string]string{"outcome": "ok"}); got < 7 {
 		t.Errorf("judge_requests{outcome=ok} = %v, want at least 7", got)
 	}
-	if got, _ := counter(families, "otelcol_processor_ragprecision_judge_tokens", map[string]string{"type": "prompt"}); got < 700 {
+	if got, _ := counter(families, "otelcol_processor_ragprecision_judge_tokens_total", map[string]string{"type": "prompt"}); got < 700 {
 		t.Errorf("prompt tokens %v", got)
 	}
-	if _, ok := families["otelcol_processor_ragprecision_judge_latency"]; !ok {
+	if _, ok := families["otelcol_processor_ragprecision_judge_latency_seconds"]; !ok {
 		t.Error("judge latency histogram missing")
 	}
 	if _, ok := families["otelcol_processor_ragprecision_held_spans"]; !ok {

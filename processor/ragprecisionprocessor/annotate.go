@@ -1,6 +1,7 @@
 package ragprecisionprocessor
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
@@ -24,6 +26,9 @@ const (
 	attrJudge           = "rag.contextual_precision.judge"
 	attrSampleRate      = "rag.contextual_precision.sample_rate"
 	attrStatus          = "rag.contextual_precision.status"
+	// attrReason says which failure a judge_error was, or which limit an
+	// overflow hit, so that an outage never reads as a capacity problem.
+	attrReason = "rag.contextual_precision.reason"
 
 	eventEvaluation      = "gen_ai.evaluation.result"
 	attrEvalName         = "gen_ai.evaluation.name"
@@ -52,10 +57,29 @@ var allUnscoredStatuses = []string{
 	statusTimeout, statusBudget, statusOverflow, statusShutdown,
 }
 
+// Reasons of overflow (the judge's reasons of judge_error come from
+// judge.Reason).
+const (
+	reasonPendingSpans  = "max_pending_spans"
+	reasonPendingBytes  = "max_pending_bytes"
+	reasonJudgeCapacity = "judge_capacity"
+	// reasonUnknown is a judge failure of no known kind.
+	reasonUnknown = "unknown"
+)
+
+// Reasons of dropped_spans.
+const (
+	dropRefused  = "refused"
+	dropShutdown = "shutdown"
+)
+
 // markUnscored gives a selected span that could not be scored its status,
-// and nothing else.
-func markUnscored(span ptrace.Span, status string) {
+// and its reason when it has one, and nothing else.
+func markUnscored(span ptrace.Span, status, reason string) {
 	span.Attributes().PutStr(attrStatus, status)
+	if reason != "" {
+		span.Attributes().PutStr(attrReason, reason)
+	}
 }
 
 // scoreResult is everything written onto a scored span.
@@ -122,10 +146,20 @@ func explain(r scoreResult) string {
 			}
 		}
 	}
+	var empty []string
+	for i, v := range r.verdicts[:r.score.K] {
+		if v.Reason == judge.EmptyChunkReason {
+			empty = append(empty, strconv.Itoa(i+1))
+		}
+	}
+	if len(empty) > 0 {
+		// Said apart from the quoted reasons, which stop after a few.
+		fmt.Fprintf(&b, "; empty, so not relevant without asking the judge: rank %s", strings.Join(empty, ", "))
+	}
 	fmt.Fprintf(&b, "; judged against the %s by %s", r.refSource, r.judgeID)
 	quoted := 0
 	for i, v := range r.verdicts[:r.score.K] {
-		if v.Reason == "" || quoted == maxExplainedReasons {
+		if v.Reason == "" || v.Reason == judge.EmptyChunkReason || quoted == maxExplainedReasons {
 			continue
 		}
 		if quoted == 0 {
@@ -142,4 +176,15 @@ func explain(r scoreResult) string {
 		quoted++
 	}
 	return b.String()
+}
+
+// exemplarContext carries the scored span's IDs, marked sampled, so that the
+// metrics SDK's trace-based exemplar filter attaches them to the histogram.
+func exemplarContext(span ptrace.Span) context.Context {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID(span.TraceID()),
+		SpanID:     trace.SpanID(span.SpanID()),
+		TraceFlags: trace.FlagsSampled,
+	})
+	return trace.ContextWithSpanContext(context.Background(), sc)
 }

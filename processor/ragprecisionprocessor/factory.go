@@ -29,10 +29,10 @@ func createDefaultConfig() component.Config {
 	return config.Default()
 }
 
-func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
 	c, ok := cfg.(*config.Config)
 	if !ok {
 		return nil, fmt.Errorf("ragprecision: unexpected config type %T", cfg)
 	}
-	return newProcessor(ctx, set.TelemetrySettings, c, next)
+	return newProcessor(set.TelemetrySettings, c, next)
 }

@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
 )
 
@@ -109,7 +111,8 @@ func TestPassThroughIsUntouched(t *testing.T) {
 // Holding a span out of a batch keeps its resource, scope and the other
 // spans where they were.
 func TestHeldSpanKeepsResourceAndScope(t *testing.T) {
-	h := newHarness(t, nil)
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, llmJudge(srv.URL))
 	b := newBatch("svc")
 	b.td.ResourceSpans().At(0).SetSchemaUrl("https://opentelemetry.io/schemas/1.26.0")
 	b.ss.Scope().SetVersion("1.2.3")
@@ -278,7 +281,7 @@ func BenchmarkPassThrough(b *testing.B) {
 	})
 	b.Run("ragprecision", func(b *testing.B) {
 		cfg := config.Default()
-		p, err := newProcessor(context.Background(), componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
+		p, err := newProcessor(componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -346,7 +349,7 @@ func TestZeroSeriesExistAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != 3 {
-		t.Fatalf("%d judge request series at start, want 3", n)
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(judge.Outcomes) {
+		t.Fatalf("%d judge request series at start, want %d", n, len(judge.Outcomes))
 	}
 }

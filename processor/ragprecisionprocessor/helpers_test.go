@@ -3,18 +3,22 @@ package ragprecisionprocessor
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
@@ -41,6 +45,19 @@ func newHarness(t *testing.T, mutate func(*config.Config), opts ...judge.Option)
 
 func newHarnessWithSink(t *testing.T, sink *consumertest.TracesSink, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
+	return newHarnessFull(t, sink, nil, nil, mutate, opts...)
+}
+
+// newHarnessLogged is newHarness with the processor logging to logger.
+func newHarnessLogged(t *testing.T, logger *zap.Logger, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
+	return newHarnessFull(t, new(consumertest.TracesSink), logger, nil, mutate, opts...)
+}
+
+// newHarnessFull is newHarness with every part given: a nil logger or host
+// means the defaults.
+func newHarnessFull(t *testing.T, sink *consumertest.TracesSink, logger *zap.Logger, host component.Host, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
 	cfg := config.Default()
 	if mutate != nil {
 		mutate(cfg)
@@ -52,11 +69,17 @@ func newHarnessWithSink(t *testing.T, sink *consumertest.TracesSink, mutate func
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	p, err := newProcessor(context.Background(), set.TelemetrySettings, cfg, sink, opts...)
+	if logger != nil {
+		set.TelemetrySettings.Logger = logger
+	}
+	p, err := newProcessor(set.TelemetrySettings, cfg, sink, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+	if host == nil {
+		host = componenttest.NewNopHost()
+	}
+	if err := p.Start(context.Background(), host); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, p: p, sink: sink, tel: tel}
@@ -227,6 +250,12 @@ func newBlockedHarness(t *testing.T, mutate func(*config.Config)) (h *harness, b
 	return h, bj
 }
 
+// setMaxWait sets max_wait, and a judge.timeout that fits in it.
+func setMaxWait(c *config.Config, d time.Duration) {
+	c.MaxWait = d
+	c.Judge.ClientConfig.Timeout = min(c.Judge.ClientConfig.Timeout, d)
+}
+
 // llmJudge points a config at a local Chat Completions server.
 func llmJudge(url string) func(*config.Config) {
 	return func(c *config.Config) {
@@ -261,8 +290,24 @@ var epoch = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 
 func (stoppedClock) Now() time.Time { return epoch }
 
-func (stoppedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+// AfterFunc waits in real time: backoffs still end, but the budget sees no
+// time pass.
+func (stoppedClock) AfterFunc(d time.Duration, f func()) judge.Timer { return time.AfterFunc(d, f) }
 
 func processortestSettings() processor.Settings {
 	return processortest.NewNopSettings(metadata.Type)
+}
+
+// configopaquePair is one header of judge.headers.
+func configopaquePair(name, value string) configopaque.Pair {
+	return configopaque.Pair{Name: name, Value: configopaque.String(value)}
+}
+
+// jsonString is s as a JSON string literal's content.
+func jsonString(s string) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	return string(b[1 : len(b)-1]), nil
 }

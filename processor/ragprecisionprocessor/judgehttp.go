@@ -5,39 +5,35 @@ import (
 	"fmt"
 	"net/http"
 
-	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/component"
 
 	"github.com/ragprecision/ragprecision/config"
 )
 
-// judgeTransport is the HTTP transport under the judge's client: the
-// default one (which honours HTTPS_PROXY and NO_PROXY), with judge.tls and
-// judge.headers applied.
-func judgeTransport(ctx context.Context, c config.Judge) (http.RoundTripper, error) {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	tlsCfg, err := c.TLS.LoadTLSConfig(ctx)
+// judgeHTTPClient builds the judge's HTTP client from the collector's own
+// client settings (confighttp), as every HTTP exporter does, so that auth
+// extensions, proxy_url, tls, headers and compression work the same way
+// here. It runs in Start: authenticator extensions are found through the
+// host.
+func judgeHTTPClient(ctx context.Context, c config.Judge, host component.Host, set component.TelemetrySettings) (*http.Client, error) {
+	cc := c.ClientConfig
+	// judge.timeout bounds each attempt through its context, which also
+	// tells a slow judge from the span's own deadline; a client-wide
+	// timeout would blur the two.
+	cc.Timeout = 0
+	if cc.MaxIdleConnsPerHost == 0 {
+		// Go keeps 2 idle connections per host by default: with 8 requests
+		// in flight, every other one would open a new connection (a TLS
+		// handshake against a remote provider).
+		cc.MaxIdleConnsPerHost = max(c.MaxConcurrency, 2)
+	}
+	var extensions map[component.ID]component.Component
+	if host != nil {
+		extensions = host.GetExtensions()
+	}
+	hc, err := cc.ToClient(ctx, extensions, set)
 	if err != nil {
-		return nil, fmt.Errorf("judge.tls: %w", err)
+		return nil, fmt.Errorf("judge: building the HTTP client from tls, auth, proxy_url…: %w", err)
 	}
-	if tlsCfg != nil {
-		base.TLSClientConfig = tlsCfg
-	}
-	if len(c.Headers) == 0 {
-		return base, nil
-	}
-	return &headerTransport{base: base, headers: c.Headers}, nil
-}
-
-// headerTransport adds configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]configopaque.String
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, string(v))
-	}
-	return t.base.RoundTrip(req)
+	return hc, nil
 }

@@ -4,7 +4,11 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"go.opentelemetry.io/collector/config/configopaque"
 
@@ -24,8 +28,8 @@ func TestJudgeOverTLSWithHeaders(t *testing.T) {
 
 	h := newHarness(t, func(c *config.Config) {
 		llmJudge(srv.URL)(c)
-		c.Judge.TLS.CAFile = ca
-		c.Judge.Headers = map[string]configopaque.String{"X-Gateway-Key": "gw-secret"}
+		c.Judge.ClientConfig.TLS.CAFile = ca
+		c.Judge.ClientConfig.Headers = configopaque.MapList{{Name: "X-Gateway-Key", Value: "gw-secret"}}
 	})
 	b := newBatch("svc")
 	b.project("retrieve", question, "Paris", capitalChunks...)
@@ -48,12 +52,18 @@ func TestJudgeOverTLSWithHeaders(t *testing.T) {
 	expectStatus(t, untrusted.span("retrieve"), statusJudgeError)
 }
 
-func TestJudgeTLSConfigErrorsAtCreation(t *testing.T) {
+func TestJudgeTLSConfigErrorsAtStart(t *testing.T) {
 	f := NewFactory()
 	cfg := config.Default()
-	cfg.Judge.TLS.CAFile = "/nonexistent/ca.pem"
-	_, err := f.CreateTraces(t.Context(), processortestSettings(), cfg, nil)
-	if err == nil {
-		t.Fatal("a missing CA file must fail at start-up")
+	llmJudge("https://judge.invalid/v1")(cfg)
+	cfg.Judge.ClientConfig.TLS.CAFile = "/nonexistent/ca.pem"
+	p, err := f.CreateTraces(t.Context(), processortestSettings(), cfg, consumertest.NewNop())
+	if err != nil {
+		t.Fatal(err)
 	}
+	err = p.Start(t.Context(), componenttest.NewNopHost())
+	if err == nil || !strings.Contains(err.Error(), "ca.pem") {
+		t.Fatalf("a missing CA file must fail at start-up, naming the file: %v", err)
+	}
+	_ = p.Shutdown(t.Context())
 }

@@ -56,9 +56,9 @@ func TestNoSpanIsLost(t *testing.T) {
 	}
 	scenarios := []scenario{
 		{name: "judge down", judge: func(int, chattest.Request) chattest.Reply { return chattest.Reply{Status: 503} }, wantStatus: statusJudgeError},
-		{name: "judge slower than max_wait", judge: slow, mutate: func(c *config.Config) { c.MaxWait = 80 * time.Millisecond }, wantStatus: statusTimeout},
+		{name: "judge slower than max_wait", judge: slow, mutate: func(c *config.Config) { setMaxWait(c, 80*time.Millisecond) }, wantStatus: statusTimeout},
 		{name: "over budget", judge: chattest.KeywordJudge("Paris"), mutate: func(c *config.Config) { c.Judge.MaxRequestsPerSecond = 0.5 }, opts: []judge.Option{judge.WithClock(stoppedClock{})}, wantStatus: statusBudget},
-		{name: "over max_pending_spans", judge: slow, mutate: func(c *config.Config) { c.MaxPendingSpans = 2; c.MaxWait = 80 * time.Millisecond }, wantStatus: statusOverflow},
+		{name: "over max_pending_spans", judge: slow, mutate: func(c *config.Config) { c.MaxPendingSpans = 2; setMaxWait(c, 80*time.Millisecond) }, wantStatus: statusOverflow},
 		{name: "shutdown while judging", judge: slow, shutdownTimeout: 30 * time.Millisecond, wantStatus: statusShutdown},
 	}
 	for _, sc := range scenarios {
@@ -143,7 +143,8 @@ func (f *flakySink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 // A held span refused downstream is retried and arrives.
 func TestDownstreamErrorOnDelayedForward(t *testing.T) {
 	sink := &flakySink{}
-	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
 	h.p.next = sink
 	b := newBatch("svc")
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
@@ -173,7 +174,8 @@ func TestDownstreamErrorOnDelayedForward(t *testing.T) {
 // A permanent downstream error is not retried; it is logged and counted.
 func TestPermanentDownstreamErrorIsCounted(t *testing.T) {
 	sink := &flakySink{permanent: true}
-	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
 	h.p.next = sink
 	sink.failures = 1
 	b := newBatch("svc")
@@ -221,7 +223,8 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 // A refusal that lasts is retried until the downstream recovers.
 func TestDownstreamRecoversAfterLongRefusal(t *testing.T) {
 	sink := &flakySink{}
-	h := newHarnessWithSink(t, &sink.TracesSink, nil)
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
 	h.p.next = sink
 	sink.failures = 5 // 100+200+400+800+1600 ms of backoff
 	b := newBatch("svc")

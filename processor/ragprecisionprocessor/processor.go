@@ -2,124 +2,133 @@ package ragprecisionprocessor
 
 import (
 	"context"
-	"errors"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
-	"github.com/ragprecision/ragprecision/scoring"
 )
 
 const (
 	keyServiceName     = "service.name"
 	keyGenAIDataSource = "gen_ai.data_source.id"
 	unknownService     = "unknown_service"
-	// A held span the next consumer refuses is offered again with backoff
-	// between these bounds, until it is accepted or the processor stops.
-	forwardFirstBackoff = 100 * time.Millisecond
-	forwardMaxBackoff   = 5 * time.Second
+	// inlineBudget bounds the time one ConsumeTraces call spends judging
+	// inline (builtin:lexical, microseconds a span): spans selected after
+	// it are held and judged by the judge's workers instead, so that a huge
+	// batch does not hold up its receiver.
+	inlineBudget = 50 * time.Millisecond
 )
 
-// sizer weighs held spans for max_pending_bytes.
-var sizer ptrace.ProtoMarshaler
-
 // ragProcessor scores retrieval spans. It is not built on processorhelper's
-// synchronous callback: judging takes seconds, so selected spans are taken
-// out of their batch and held while everything else goes on at once.
+// synchronous callback: an LLM judge takes seconds, so the spans it judges
+// are taken out of their batch and held while everything else goes on at
+// once. builtin:lexical judges in microseconds, so its spans are judged in
+// place, in the same call.
 type ragProcessor struct {
-	cfg     *config.Config
-	next    consumer.Traces
-	logger  *zap.Logger
-	reader  *spanreader.Reader
-	judge   judge.Judge
-	sampler sampler
-	tel     *telemetry
-	now     func() time.Time
+	cfg       *config.Config
+	set       component.TelemetrySettings
+	next      consumer.Traces
+	logger    *zap.Logger
+	reader    *spanreader.Reader
+	judgeID   string
+	judgeOpts []judge.Option
+	engine    *judge.Engine // built in Start
+	sampler   sampler
+	tel       *telemetry
+	health    *healthReporter
+	warn      *warnings
+	now       func() time.Time
 
-	// stopCtx ends every judgement when Shutdown runs out of time; spans
-	// whose judgement it ends are forwarded with status shutdown.
+	// stopCtx is cancelled when Shutdown runs out of time: forwards still
+	// blocked downstream are abandoned.
 	stopCtx context.Context
 	stop    context.CancelFunc
+	// abandoned is set when Shutdown returns with forwards still blocked
+	// downstream; they were counted as dropped then.
+	abandoned atomic.Bool
 
 	mu        sync.Mutex
 	closed    bool
 	held      int
 	heldBytes int64
+	drained   chan struct{} // closed when held reaches 0 after closed
 	// joins are the traces whose answer held spans wait for (trace_join).
 	joins map[pcommon.TraceID]*traceJoin
 	// joining mirrors len(joins) so that batches skip the answer scan
 	// without taking the lock when nothing waits.
 	joining atomic.Int64
-	wg      sync.WaitGroup
+
+	fwd *forwarder
 }
 
-// heldSpan is a selected span taken out of its batch, alone in its own
-// Traces with a copy of its resource and scope, waiting for its verdicts.
-type heldSpan struct {
-	td   ptrace.Traces
-	span ptrace.Span
-	ret  spanreader.Retrieval
-	// ctx keeps the caller's context values (client metadata) without its
-	// cancellation, which ends when the synchronous call returns.
-	ctx        context.Context
-	deadline   time.Time
-	service    string
-	dataSource string
-	join       *traceJoin // nil unless waiting for the trace's answer
-	joinUntil  time.Time
-	// bytes is what the span weighs against max_pending_bytes.
-	bytes int64
-}
-
-func newProcessor(ctx context.Context, set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
-	tel, err := newTelemetry(set, cfg.MaxSeries)
+func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
+	model, err := judge.ParseModel(cfg.Judge.Model)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := judgeTransport(ctx, cfg.Judge)
-	if err != nil {
-		return nil, err
-	}
-	j, err := judge.New(cfg.JudgeConfig(), append([]judge.Option{judge.WithObserver(tel), judge.WithTransport(rt)}, opts...)...)
+	health := newHealthReporter(set.Logger)
+	tel, err := newTelemetry(set, cfg.MaxSeries, model.String(), cfg.Judge.Pricing, health.healthy)
 	if err != nil {
 		return nil, err
 	}
 	stopCtx, stop := context.WithCancel(context.Background())
-	return &ragProcessor{
+	p := &ragProcessor{
 		cfg:    cfg,
+		set:    set,
 		next:   next,
 		logger: set.Logger,
 		reader: spanreader.New(
 			spanreader.Keys{Query: cfg.Attributes.Query, Answer: cfg.Attributes.Answer, Reference: cfg.Attributes.Reference, Chunks: cfg.Attributes.Chunks},
 			spanreader.Limits{TopK: cfg.TopK, MaxChunks: cfg.MaxChunks, MaxBytes: cfg.MaxRetrievalBytes},
 		),
-		judge:   j,
-		sampler: newSampler(cfg.SamplingPercentage),
-		tel:     tel,
-		now:     time.Now,
-		stopCtx: stopCtx,
-		stop:    stop,
-		joins:   make(map[pcommon.TraceID]*traceJoin),
-	}, nil
+		judgeID:   model.String(),
+		judgeOpts: opts,
+		sampler:   newSampler(cfg.SamplingPercentage),
+		tel:       tel,
+		health:    health,
+		warn:      newWarnings(set.Logger, time.Now),
+		now:       time.Now,
+		stopCtx:   stopCtx,
+		stop:      stop,
+		joins:     make(map[pcommon.TraceID]*traceJoin),
+	}
+	p.fwd = newForwarder(p)
+	return p, nil
 }
 
-func (p *ragProcessor) Start(context.Context, component.Host) error {
+// Start builds the judge: its HTTP client comes from the collector's client
+// settings, whose authenticator extensions are only reachable through the
+// host.
+func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
+	opts := []judge.Option{judge.WithObserver(judgeObserver{p})}
+	if m, _ := judge.ParseModel(p.cfg.Judge.Model); m.Provider != judge.ProviderBuiltin {
+		hc, err := judgeHTTPClient(ctx, p.cfg.Judge, host, p.set)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, judge.WithHTTPClient(hc))
+	}
+	engine, err := judge.New(p.cfg.JudgeConfig(), append(opts, p.judgeOpts...)...)
+	if err != nil {
+		return err
+	}
+	p.engine = engine
+	p.health.start(host)
+	go p.fwd.run()
 	p.logger.Info("ragprecision processor started",
-		zap.String("judge", p.judge.ID()),
+		zap.String("judge", engine.ID()),
 		zap.Float64("sampling_percentage", p.cfg.SamplingPercentage),
-		zap.Bool("trace_join", p.cfg.TraceJoin.Enabled))
+		zap.Bool("trace_join", p.cfg.TraceJoin.Enabled),
+		zap.Bool("inline", engine.Inline()))
 	return nil
 }
 
@@ -127,179 +136,158 @@ func (p *ragProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
+// consumeState is what one ConsumeTraces call accumulates.
+type consumeState struct {
+	ctx        context.Context
+	call       *callContext
+	now        time.Time
+	inlineEnds time.Time
+	held       []*heldSpan
+	emptied    map[int][]int // resource index -> scopes emptied by holding
+	counts     candidateCounts
+}
+
 // ConsumeTraces forwards the batch at once, minus the selected spans it
-// holds for judging. Spans that are not candidates, or not selected, are
-// neither changed nor delayed.
+// holds for an LLM judge. Spans that are not candidates, or not selected,
+// are neither changed nor delayed; spans judged inline go on scored.
 func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	var (
-		held                 []*heldSpan
-		candidates, selected int64
-		holdCtx              context.Context
-		now                  time.Time
-		emptied              map[int][]int // resource index -> scopes holding emptied
-		rss                  = td.ResourceSpans()
-	)
+	st := consumeState{ctx: ctx}
+	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
+		service := ""
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
 			var taken []int
+			var org *origin
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				dialect, ok := p.reader.Recognise(span)
 				if !ok {
 					continue
 				}
-				candidates++
-				if !p.sampler.selected(span) {
+				if service == "" {
+					service = serviceName(rs.Resource())
+				}
+				dataSource := p.dataSource(span)
+				selected := p.sampler.selected(span)
+				st.counts.add(service, dataSource, selected)
+				if !selected {
 					continue
 				}
-				selected++
-				if now.IsZero() {
-					now = p.now()
-					holdCtx = context.WithoutCancel(ctx)
+				if st.now.IsZero() {
+					st.now = p.now()
+					st.inlineEnds = st.now.Add(inlineBudget)
 				}
-				h, status := p.hold(span, dialect, rs, ss, now)
-				if status != "" {
-					markUnscored(span, status)
-					p.tel.recordUnscored(status)
+				h := p.judgeOrHold(&st, span, dialect, service, dataSource)
+				if h == nil {
 					continue
 				}
-				h.ctx = holdCtx
-				held = append(held, h)
+				if org == nil {
+					org = newOrigin(rs, ss)
+				}
+				if st.call == nil {
+					st.call = &callContext{ctx: context.WithoutCancel(ctx)}
+				}
+				h.call = st.call
+				if !p.take(h, span, org) {
+					continue
+				}
+				st.held = append(st.held, h)
 				taken = append(taken, k)
 			}
 			if len(taken) > 0 {
 				removeAt(spans, taken)
 				if spans.Len() == 0 {
-					if emptied == nil {
-						emptied = map[int][]int{}
+					if st.emptied == nil {
+						st.emptied = map[int][]int{}
 					}
-					emptied[i] = append(emptied[i], j)
+					st.emptied[i] = append(st.emptied[i], j)
 				}
 			}
 		}
 	}
-	if candidates > 0 {
-		p.tel.candidates.Add(ctx, candidates)
-		if selected > 0 {
-			p.tel.selected.Add(ctx, selected)
-		}
-	}
-	removeEmptied(td, emptied)
+	p.tel.recordCandidates(ctx, &st.counts)
+	removeEmptied(td, st.emptied)
 	if p.joining.Load() > 0 {
 		p.observeAnswers(td)
 	}
 
-	if len(held) > 0 && td.ResourceSpans().Len() == 0 {
-		p.judgeAll(held)
+	if len(st.held) > 0 && td.ResourceSpans().Len() == 0 {
+		p.startAll(st.held)
 		return nil
 	}
 	if err := p.next.ConsumeTraces(ctx, td); err != nil {
 		// The caller sees the whole batch refused and will send it again,
 		// selected spans included: holding them as well would forward them
 		// twice.
-		for _, h := range held {
-			p.release(h)
+		for _, h := range st.held {
+			p.letGo(h)
 		}
 		return err
 	}
-	p.judgeAll(held)
+	p.startAll(st.held)
 	return nil
 }
 
-func (p *ragProcessor) judgeAll(held []*heldSpan) {
-	for _, h := range held {
-		go p.run(h)
-	}
-}
-
-// hold decides what happens to a selected span: a status to pass with at
-// once, or a heldSpan to judge, moved out of the batch with copies of its
-// resource and scope. It reserves the span's place among the held ones, so
-// that max_pending_spans and max_pending_bytes are never exceeded.
-func (p *ragProcessor) hold(span ptrace.Span, dialect spanreader.Dialect, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, now time.Time) (*heldSpan, string) {
+// judgeOrHold decides what happens to a selected span: it is judged in
+// place (inline judge), given a status at once, or returned to be held.
+func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect spanreader.Dialect, service, dataSource string) *heldSpan {
 	// When the processor is full, say so before reading: overload is when
 	// parsing chunks that cannot be held would hurt most.
-	if status := p.capacityStatus(0); status != "" {
-		return nil, status
+	if status, reason := p.capacityStatus(0); status != "" {
+		p.markUnscored(span, status, reason)
+		return nil
 	}
+	ret, status := p.read(span, dialect)
+	if status != "" {
+		p.markUnscored(span, status, "")
+		return nil
+	}
+	src, ref, needJoin := p.pickReference(ret, "", false)
+	if src == "" && !needJoin {
+		p.markUnscored(span, statusNoReference, "")
+		return nil
+	}
+	h := &heldSpan{ret: ret, service: service, dataSource: dataSource, arrived: st.now, deadline: st.now.Add(p.cfg.MaxWait)}
+	if needJoin {
+		return h
+	}
+	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: ret.Chunks}
+	if p.engine.Inline() && p.now().Before(st.inlineEnds) {
+		res, err := p.engine.JudgeInline(req)
+		p.annotate(span, h, src, res, err)
+		return nil
+	}
+	ticket, err := p.engine.Admit(req, p.cfg.MaxWait)
+	if err != nil {
+		p.annotate(span, h, src, judge.Result{}, err)
+		return nil
+	}
+	h.ticket, h.refSource = ticket, src
+	return h
+}
+
+// read extracts the retrieval of a selected span, or the status it passes
+// with.
+func (p *ragProcessor) read(span ptrace.Span, dialect spanreader.Dialect) (spanreader.Retrieval, string) {
 	ret, err := p.reader.Read(span, dialect)
 	switch {
-	case errors.Is(err, spanreader.ErrTooLarge):
-		return nil, statusTooLarge
-	case err != nil:
-		return nil, statusNoChunks
+	case err == nil:
+		return ret, ""
+	case err == spanreader.ErrTooLarge:
+		return ret, statusTooLarge
 	}
-	src, _, needJoin := p.pickReference(ret, "", false)
-	if src == "" && !needJoin {
-		return nil, statusNoReference
-	}
-	h := &heldSpan{
-		ret:        ret,
-		deadline:   now.Add(p.cfg.MaxWait),
-		service:    serviceName(rs.Resource()),
-		dataSource: p.dataSource(span),
-		td:         ptrace.NewTraces(),
-	}
-	nrs := h.td.ResourceSpans().AppendEmpty()
-	rs.Resource().CopyTo(nrs.Resource())
-	nrs.SetSchemaUrl(rs.SchemaUrl())
-	nss := nrs.ScopeSpans().AppendEmpty()
-	ss.Scope().CopyTo(nss.Scope())
-	nss.SetSchemaUrl(ss.SchemaUrl())
-	h.span = nss.Spans().AppendEmpty()
-	span.MoveTo(h.span)
-	h.bytes = int64(sizer.TracesSize(h.td)) + ret.Bytes()
-
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if status := p.capacityStatusLocked(h.bytes); status != "" {
-		h.span.MoveTo(span) // back into its batch, which it goes on with
-		return nil, status
-	}
-	p.held++
-	p.heldBytes += h.bytes
-	p.wg.Add(1)
-	p.tel.held.Add(context.Background(), 1)
-	if needJoin {
-		h.join = p.joinLocked(h.span.TraceID())
-		h.joinUntil = now.Add(p.cfg.TraceJoin.Wait)
-	}
-	return h, ""
+	return ret, statusNoChunks
 }
 
-// release gives back what hold reserved for h.
-func (p *ragProcessor) release(h *heldSpan) {
-	p.mu.Lock()
-	p.held--
-	p.heldBytes -= h.bytes
-	if h.join != nil {
-		p.leaveLocked(h.join)
+// startAll begins judging the spans held from a batch that has gone on.
+func (p *ragProcessor) startAll(held []*heldSpan) {
+	for _, h := range held {
+		p.start(h)
 	}
-	p.mu.Unlock()
-	p.tel.held.Add(context.Background(), -1)
-	p.wg.Done()
-}
-
-// capacityStatus is the status a selected span of the given weight gets
-// instead of being held, or "" when it can be held.
-func (p *ragProcessor) capacityStatus(bytes int64) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.capacityStatusLocked(bytes)
-}
-
-func (p *ragProcessor) capacityStatusLocked(bytes int64) string {
-	switch {
-	case p.closed:
-		return statusShutdown
-	case p.held >= p.cfg.MaxPendingSpans, p.heldBytes+bytes > p.cfg.MaxPendingBytes:
-		return statusOverflow
-	}
-	return ""
 }
 
 // pickReference returns the first available source of reference_sources.
@@ -332,125 +320,6 @@ func (p *ragProcessor) pickReference(ret spanreader.Retrieval, traceAnswer strin
 		}
 	}
 	return "", "", false
-}
-
-// run judges a held span, annotates it and forwards it.
-func (p *ragProcessor) run(h *heldSpan) {
-	defer p.release(h)
-	ctx, cancel := context.WithDeadline(p.stopCtx, h.deadline)
-	defer cancel()
-
-	status, res := p.evaluate(ctx, h)
-	if status == statusScored {
-		markScored(h.span, res, p.now())
-		p.tel.scored.Add(context.Background(), 1)
-		p.tel.recordScore(exemplarContext(h.span), res.score.Value, h.service, h.dataSource, res.refSource, res.judgeID)
-	} else {
-		markUnscored(h.span, status)
-		p.tel.recordUnscored(status)
-	}
-	p.forward(h)
-}
-
-func (p *ragProcessor) evaluate(ctx context.Context, h *heldSpan) (string, scoreResult) {
-	var traceAnswer string
-	if h.join != nil {
-		traceAnswer = p.awaitAnswer(ctx, h)
-	}
-	src, ref, _ := p.pickReference(h.ret, traceAnswer, true)
-	if src == "" {
-		if p.stopCtx.Err() != nil {
-			return statusShutdown, scoreResult{}
-		}
-		return statusNoReference, scoreResult{}
-	}
-	res, err := p.judge.Judge(ctx, judge.Request{Query: h.ret.Query, Reference: ref, Chunks: h.ret.Chunks})
-	switch {
-	case err == nil && len(res.Verdicts) != len(h.ret.Chunks):
-		p.logger.Warn("judge returned the wrong number of verdicts", zap.Int("want", len(h.ret.Chunks)), zap.Int("got", len(res.Verdicts)))
-		return statusJudgeError, scoreResult{}
-	case err == nil:
-	case p.stopCtx.Err() != nil:
-		return statusShutdown, scoreResult{}
-	case errors.Is(err, judge.ErrOverBudget):
-		return statusBudget, scoreResult{}
-	case ctx.Err() != nil:
-		return statusTimeout, scoreResult{}
-	default:
-		p.logger.Warn("judge failed; span forwarded unscored", zap.String("judge", p.judge.ID()), zap.Error(err))
-		return statusJudgeError, scoreResult{}
-	}
-	verdicts := make([]bool, len(res.Verdicts))
-	for i, v := range res.Verdicts {
-		verdicts[i] = v.Relevant
-	}
-	score, _ := scoring.ContextualPrecision(verdicts, 0) // chunks are already cut to top_k
-	return statusScored, scoreResult{
-		score:      score,
-		passed:     scoring.Passed(score.Value, p.cfg.Threshold),
-		verdicts:   res.Verdicts,
-		refSource:  src,
-		judgeID:    p.judge.ID(),
-		sampleRate: p.sampler.rate,
-	}
-}
-
-// forward sends a held span on. A refusal is retried with backoff for as
-// long as the processor runs, unless it is permanent: the span keeps its
-// place among the held ones meanwhile, so a downstream that refuses
-// everything fills max_pending_spans, after which selected spans go on
-// synchronously and the refusal reaches the receivers as back-pressure.
-// Only a permanent refusal, or one still standing when the processor stops,
-// loses the span; that is logged and counted.
-func (p *ragProcessor) forward(h *heldSpan) {
-	backoff := forwardFirstBackoff
-	for {
-		err := p.next.ConsumeTraces(h.ctx, h.td)
-		if err == nil {
-			return
-		}
-		if consumererror.IsPermanent(err) || p.stopCtx.Err() != nil {
-			p.tel.dropped.Add(context.Background(), 1)
-			p.logger.Error("the next consumer refused a held span; it is dropped", zap.Error(err))
-			return
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-p.stopCtx.Done():
-			t.Stop()
-		}
-		backoff = min(2*backoff, forwardMaxBackoff)
-	}
-}
-
-// Shutdown stops taking spans in, lets judgements finish until ctx ends or
-// shutdown_timeout passes, then ends the rest, which go on with status
-// shutdown. Every held span has been forwarded when it returns.
-func (p *ragProcessor) Shutdown(ctx context.Context) error {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	// The collector calls Shutdown without a deadline; an orchestrator does
-	// not wait that long, and a killed process forwards nothing.
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.ShutdownTimeout)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		p.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		p.stop()
-		<-done
-	}
-	p.stop()
-	if c, ok := p.judge.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 // removeAt removes the elements at the given ascending indices of a pdata
@@ -510,7 +379,7 @@ func serviceName(res pcommon.Resource) string {
 	return unknownService
 }
 
-// dataSource is the histogram's data_source label of a span.
+// dataSource is the data_source label of a span.
 func (p *ragProcessor) dataSource(span ptrace.Span) string {
 	attrs := span.Attributes()
 	if k := p.cfg.Attributes.DataSource; k != "" {
@@ -522,15 +391,4 @@ func (p *ragProcessor) dataSource(span ptrace.Span) string {
 		return v.AsString()
 	}
 	return span.Name()
-}
-
-// exemplarContext carries the scored span's IDs, marked sampled, so that the
-// metrics SDK's trace-based exemplar filter attaches them to the histogram.
-func exemplarContext(span ptrace.Span) context.Context {
-	sc := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID:    trace.TraceID(span.TraceID()),
-		SpanID:     trace.SpanID(span.SpanID()),
-		TraceFlags: trace.FlagsSampled,
-	})
-	return trace.ContextWithSpanContext(context.Background(), sc)
 }

@@ -125,15 +125,20 @@ func TestFailLabelBelowThreshold(t *testing.T) {
 	}
 }
 
-// expectStatus checks that a span carries only the given status among the
-// processor's attributes, and no event.
+// expectStatus checks that a span carries only the given status (and, for
+// judge_error and overflow, its reason) among the processor's attributes,
+// and no event.
 func expectStatus(t *testing.T, s ptrace.Span, status string) {
 	t.Helper()
 	if got := attrStr(s, attrStatus); got != status {
 		t.Fatalf("status %q, want %q (attributes %v)", got, status, s.Attributes().AsRaw())
 	}
+	_, hasReason := s.Attributes().Get(attrReason)
+	if wantReason := status == statusJudgeError || status == statusOverflow; hasReason != wantReason {
+		t.Errorf("status %s: reason present %v, want %v (attributes %v)", status, hasReason, wantReason, s.Attributes().AsRaw())
+	}
 	for k := range s.Attributes().All() {
-		if strings.HasPrefix(k, "rag.contextual_precision") && k != attrStatus {
+		if strings.HasPrefix(k, "rag.contextual_precision") && k != attrStatus && k != attrReason {
 			t.Errorf("unscored span has %s", k)
 		}
 	}
@@ -238,7 +243,7 @@ func TestOneUnjudgedChunkMeansNoScore(t *testing.T) {
 }
 
 func TestStatusTimeout(t *testing.T) {
-	h, _ := newBlockedHarness(t, func(c *config.Config) { c.MaxWait = 100 * time.Millisecond })
+	h, _ := newBlockedHarness(t, func(c *config.Config) { setMaxWait(c, 100*time.Millisecond) })
 	b := newBatch("svc")
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	start := time.Now()
@@ -351,7 +356,11 @@ func TestOverflowOnPendingBytes(t *testing.T) {
 	}
 	got := h.span("big")
 	expectStatus(t, got, statusOverflow)
+	if r := attrStr(got, attrReason); r != reasonPendingBytes {
+		t.Errorf("reason %q, want %s", r, reasonPendingBytes)
+	}
 	got.Attributes().Remove(attrStatus)
+	got.Attributes().Remove(attrReason)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("the span refused for its size changed on its way back into the batch")
 	}
@@ -401,8 +410,7 @@ func TestNoContentOrSecretsInLogs(t *testing.T) {
 		return chattest.Reply{Content: `{"verdict": "` + chunk + `"}`}
 	})
 	core, logs := observer.New(zapcore.InfoLevel)
-	h := newHarness(t, func(c *config.Config) { llmJudge(srv.URL)(c); c.Judge.APIKey = "sk-very-secret" })
-	h.p.logger = zap.New(core)
+	h := newHarnessLogged(t, zap.New(core), func(c *config.Config) { llmJudge(srv.URL)(c); c.Judge.APIKey = "sk-very-secret" })
 	b := newBatch("svc")
 	b.project("retrieve", "SECRET question", "PRIVATE reference", chunk)
 	h.consume(b.td)

@@ -10,36 +10,50 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
 )
 
-// Metric names (SPEC §6). The histogram has no otelcol_ prefix because it
-// is the product's output, which dashboards and alerts query by this name;
-// the rest describe the processor's own work.
+// Metric names (SPEC §6). The histogram has no otelcol_ prefix because it is
+// the product's output, which dashboards and alerts query by this name; the
+// rest describe the processor's own work.
+//
+// Counters carry the _total suffix in their names: the collector's
+// Prometheus endpoint adds no type suffixes by default, and rules written
+// the Prometheus way (rate(x_total[5m])) must match whatever the endpoint's
+// settings; an exporter that adds the suffix does not add it twice.
 const (
 	metricPrecision    = "rag_contextual_precision"
+	metricSquares      = "rag_contextual_precision_squares_total"
 	metricPrefix       = "otelcol_processor_ragprecision_"
-	metricCandidates   = metricPrefix + "candidate_spans"
-	metricSelected     = metricPrefix + "selected_spans"
-	metricScored       = metricPrefix + "scored_spans"
-	metricUnscored     = metricPrefix + "unscored_spans"
-	metricRequests     = metricPrefix + "judge_requests"
-	metricCacheHits    = metricPrefix + "verdict_cache_hits"
-	metricCacheMisses  = metricPrefix + "verdict_cache_misses"
-	metricTokens       = metricPrefix + "judge_tokens"
-	metricLatency      = metricPrefix + "judge_latency"
+	metricCandidates   = metricPrefix + "candidate_spans_total"
+	metricSelected     = metricPrefix + "selected_spans_total"
+	metricScored       = metricPrefix + "scored_spans_total"
+	metricUnscored     = metricPrefix + "unscored_spans_total"
+	metricRequests     = metricPrefix + "judge_requests_total"
+	metricCacheHits    = metricPrefix + "verdict_cache_hits_total"
+	metricCacheMisses  = metricPrefix + "verdict_cache_misses_total"
+	metricTokens       = metricPrefix + "judge_tokens_total"
+	metricCost         = metricPrefix + "judge_cost_total"
+	metricLatency      = metricPrefix + "judge_latency_seconds"
+	metricJudgeUp      = metricPrefix + "judge_up"
 	metricHeld         = metricPrefix + "held_spans"
-	metricDropped      = metricPrefix + "dropped_spans"
-	metricSeriesFolded = metricPrefix + "series_folded"
+	metricDropped      = metricPrefix + "dropped_spans_total"
+	metricSeriesFolded = metricPrefix + "series_folded_total"
 )
 
-// Label keys of rag_contextual_precision.
+// Label keys.
 const (
 	labelServiceName     = "service_name"
 	labelDataSource      = "data_source"
 	labelReferenceSource = "reference_source"
 	labelJudgeModel      = "judge_model"
+	labelStatus          = "status"
+	labelReason          = "reason"
+	labelOutcome         = "outcome"
+	labelType            = "type"
+	labelCurrency        = "currency"
 	// otherValue replaces label values beyond max_series.
 	otherValue = "other"
 )
@@ -52,6 +66,7 @@ var latencyBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 
 type telemetry struct {
 	precision    metric.Float64Histogram
+	squares      metric.Float64Counter
 	candidates   metric.Int64Counter
 	selected     metric.Int64Counter
 	scored       metric.Int64Counter
@@ -60,22 +75,42 @@ type telemetry struct {
 	cacheHits    metric.Int64Counter
 	cacheMisses  metric.Int64Counter
 	tokens       metric.Int64Counter
+	cost         metric.Float64Counter
 	latency      metric.Float64Histogram
 	held         metric.Int64UpDownCounter
 	dropped      metric.Int64Counter
 	seriesFolded metric.Int64Counter
+	judgeUp      metric.Int64ObservableGauge
+	registration metric.Registration
 
-	series *seriesLimiter
+	judgeModel string
+	pricing    config.Pricing
+	series     *seriesLimiter
+	// healthy is read by the judge_up gauge.
+	healthy func() bool
+
 	// Attribute sets used on hot paths, built once.
-	statusSets  map[string]metric.MeasurementOption
-	outcomeSets map[judge.Outcome]metric.MeasurementOption
-	promptSet   metric.MeasurementOption
-	complSet    metric.MeasurementOption
+	model      metric.MeasurementOption
+	promptSet  metric.MeasurementOption
+	complSet   metric.MeasurementOption
+	costSet    metric.MeasurementOption
+	mu         sync.Mutex
+	unscoredBy map[[2]string]metric.MeasurementOption
+	requestsBy map[[2]string]metric.MeasurementOption
+	droppedBy  map[string]metric.MeasurementOption
 }
 
-func newTelemetry(set component.TelemetrySettings, maxSeries int) (*telemetry, error) {
+func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel string, pricing config.Pricing, healthy func() bool) (*telemetry, error) {
 	m := set.MeterProvider.Meter(metadata.ScopeName)
-	t := &telemetry{series: newSeriesLimiter(maxSeries)}
+	t := &telemetry{
+		series:     newSeriesLimiter(maxSeries),
+		judgeModel: judgeModel,
+		pricing:    pricing,
+		healthy:    healthy,
+		unscoredBy: map[[2]string]metric.MeasurementOption{},
+		requestsBy: map[[2]string]metric.MeasurementOption{},
+		droppedBy:  map[string]metric.MeasurementOption{},
+	}
 	var errs []error
 	h := func(name, desc, unit string, buckets []float64) metric.Float64Histogram {
 		i, err := m.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit(unit), metric.WithExplicitBucketBoundaries(buckets...))
@@ -87,93 +122,226 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int) (*telemetry, e
 		errs = append(errs, err)
 		return i
 	}
+	fc := func(name, desc, unit string) metric.Float64Counter {
+		i, err := m.Float64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return i
+	}
 	t.precision = h(metricPrecision, "Contextual Precision of scored retrieval spans.", "1", precisionBuckets)
-	t.candidates = c(metricCandidates, "Retrieval spans recognised by a dialect reader.", "{spans}")
-	t.selected = c(metricSelected, "Candidate spans selected by trace-ID sampling.", "{spans}")
-	t.scored = c(metricScored, "Selected spans that received a score.", "{spans}")
-	t.unscored = c(metricUnscored, "Selected spans forwarded without a score, by status.", "{spans}")
-	t.requests = c(metricRequests, "Requests to the judge endpoint, by outcome (ok, retry, error).", "{requests}")
-	t.cacheHits = c(metricCacheHits, "Chunk verdicts served from the verdict cache.", "{verdicts}")
-	t.cacheMisses = c(metricCacheMisses, "Chunk verdicts not found in the verdict cache.", "{verdicts}")
-	t.tokens = c(metricTokens, "Tokens the judge reported, by type (prompt, completion).", "{tokens}")
-	t.latency = h(metricLatency, "Latency of requests to the judge endpoint.", "s", latencyBuckets)
-	t.dropped = c(metricDropped, "Held spans the next consumer refused permanently, or still refused when the processor stopped.", "{spans}")
-	t.seriesFolded = c(metricSeriesFolded, "Scores recorded under service_name/data_source \"other\" because max_series was reached.", "{scores}")
+	t.squares = fc(metricSquares, "Sum of the squares of the Contextual Precision scores, beside rag_contextual_precision (same labels): with its _sum and _count it gives the variance of the scores over any window and any aggregation.", "1")
+	t.candidates = c(metricCandidates, "Retrieval spans recognised by a dialect reader, by service_name and data_source.", "{spans}")
+	t.selected = c(metricSelected, "Candidate spans selected by trace-ID sampling, by service_name and data_source.", "{spans}")
+	t.scored = c(metricScored, "Selected spans that received a score, by service_name and data_source.", "{spans}")
+	t.unscored = c(metricUnscored, "Selected spans forwarded without a score, by status and reason.", "{spans}")
+	t.requests = c(metricRequests, "Requests sent to the judge, by judge_model, outcome (ok, retry, error, cancelled) and reason of failure.", "{requests}")
+	t.cacheHits = c(metricCacheHits, "Chunk verdicts served without a request of their own (verdict cache, or a request in flight).", "{verdicts}")
+	t.cacheMisses = c(metricCacheMisses, "Chunk verdicts that needed a request.", "{verdicts}")
+	t.tokens = c(metricTokens, "Tokens the judge reported, by judge_model and type (prompt, completion).", "{tokens}")
+	t.cost = fc(metricCost, "What the judge's tokens cost at judge.pricing, by judge_model and currency.", "1")
+	t.latency = h(metricLatency, "Latency of requests to the judge, by judge_model.", "s", latencyBuckets)
+	t.dropped = c(metricDropped, "Held spans lost: refused permanently by the next consumer, or not forwarded within shutdown_timeout (reason refused, shutdown).", "{spans}")
+	t.seriesFolded = c(metricSeriesFolded, "Spans recorded under service_name/data_source \"other\" because max_series was reached.", "{spans}")
 	held, err := m.Int64UpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
 	t.held = held
+	up, err := m.Int64ObservableGauge(metricJudgeUp, metric.WithDescription("1 while the judge answers, 0 while its health breaker is open (it failed repeatedly; see the reason of judge_error spans)."), metric.WithUnit("1"))
+	errs = append(errs, err)
+	t.judgeUp = up
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	t.model = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel)))
+	t.registration, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		v := int64(0)
+		if t.healthy() {
+			v = 1
+		}
+		o.ObserveInt64(t.judgeUp, v, t.model)
+		return nil
+	}, t.judgeUp)
+	if err != nil {
+		return nil, err
+	}
+	t.promptSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelType, "prompt")))
+	t.complSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelType, "completion")))
+	t.costSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelCurrency, pricing.Currency)))
 
-	t.statusSets = make(map[string]metric.MeasurementOption)
+	// Status and outcome series exist from the start, at 0, so that rate()
+	// alerts see a series rather than an absence.
+	ctx := context.Background()
 	for _, s := range allUnscoredStatuses {
-		t.statusSets[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("status", s)))
+		t.unscored.Add(ctx, 0, t.unscoredSet(s, ""))
 	}
-	t.outcomeSets = make(map[judge.Outcome]metric.MeasurementOption)
-	for _, o := range []judge.Outcome{judge.OutcomeOK, judge.OutcomeRetry, judge.OutcomeError} {
-		t.outcomeSets[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", string(o))))
+	for _, o := range judge.Outcomes {
+		t.requests.Add(ctx, 0, t.requestSet(o, ""))
 	}
-	// Every status and outcome series exists from the start, at 0, so that
-	// rate() alerts see a series rather than an absence.
-	for _, s := range allUnscoredStatuses {
-		t.unscored.Add(context.Background(), 0, t.statusSets[s])
+	for _, r := range []string{dropRefused, dropShutdown} {
+		t.dropped.Add(ctx, 0, t.droppedSet(r))
 	}
-	for _, o := range t.outcomeSets {
-		t.requests.Add(context.Background(), 0, o)
-	}
-	t.promptSet = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", "prompt")))
-	t.complSet = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", "completion")))
+	t.held.Add(ctx, 0)
+	t.seriesFolded.Add(ctx, 0)
 	return t, nil
 }
 
-// recordScore adds a score to the histogram. ctx carries the scored span's
-// context so that the SDK attaches it as an exemplar.
-func (t *telemetry) recordScore(ctx context.Context, value float64, service, dataSource, refSource, judgeModel string) {
-	service, dataSource, folded := t.series.admit(service, dataSource)
-	if folded {
-		t.seriesFolded.Add(ctx, 1)
+func (t *telemetry) close() {
+	if t.registration != nil {
+		_ = t.registration.Unregister()
 	}
-	t.precision.Record(ctx, value, metric.WithAttributeSet(attribute.NewSet(
+}
+
+// unscoredSet is the attribute set of an unscored status and reason.
+func (t *telemetry) unscoredSet(status, reason string) metric.MeasurementOption {
+	key := [2]string{status, reason}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.unscoredBy[key]; ok {
+		return o
+	}
+	attrs := []attribute.KeyValue{attribute.String(labelStatus, status)}
+	if reason != "" {
+		attrs = append(attrs, attribute.String(labelReason, reason))
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	t.unscoredBy[key] = o
+	return o
+}
+
+func (t *telemetry) requestSet(outcome judge.Outcome, reason judge.Reason) metric.MeasurementOption {
+	key := [2]string{string(outcome), string(reason)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.requestsBy[key]; ok {
+		return o
+	}
+	attrs := []attribute.KeyValue{attribute.String(labelJudgeModel, t.judgeModel), attribute.String(labelOutcome, string(outcome))}
+	if reason != "" {
+		attrs = append(attrs, attribute.String(labelReason, string(reason)))
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	t.requestsBy[key] = o
+	return o
+}
+
+func (t *telemetry) droppedSet(reason string) metric.MeasurementOption {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.droppedBy[reason]; ok {
+		return o
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attribute.String(labelReason, reason)))
+	t.droppedBy[reason] = o
+	return o
+}
+
+// candidateCounts are the candidates and selected spans of one batch, per
+// service and data source.
+type candidateCounts struct {
+	entries []candidateCount
+}
+
+type candidateCount struct {
+	service, dataSource string
+	candidates, chosen  int64
+}
+
+func (c *candidateCounts) add(service, dataSource string, selected bool) {
+	var e *candidateCount
+	for i := range c.entries {
+		if c.entries[i].service == service && c.entries[i].dataSource == dataSource {
+			e = &c.entries[i]
+			break
+		}
+	}
+	if e == nil {
+		c.entries = append(c.entries, candidateCount{service: service, dataSource: dataSource})
+		e = &c.entries[len(c.entries)-1]
+	}
+	e.candidates++
+	if selected {
+		e.chosen++
+	}
+}
+
+// recordCandidates counts a batch's candidates and selected spans.
+func (t *telemetry) recordCandidates(ctx context.Context, c *candidateCounts) {
+	for _, e := range c.entries {
+		service, dataSource, folded := t.series.admit(e.service, e.dataSource)
+		if folded {
+			t.seriesFolded.Add(ctx, e.candidates)
+		}
+		set := metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(labelServiceName, service),
+			attribute.String(labelDataSource, dataSource)))
+		t.candidates.Add(ctx, e.candidates, set)
+		if e.chosen > 0 {
+			t.selected.Add(ctx, e.chosen, set)
+		}
+	}
+}
+
+// recordScore adds a score to the histogram and its companions. ctx
+// carries the scored span's context so that the SDK attaches it as an
+// exemplar.
+func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dataSource string) {
+	// Folding was counted when the span was recorded as a candidate.
+	service, dataSource, _ = t.series.admit(service, dataSource)
+	v := r.score.Value
+	labels := metric.WithAttributeSet(attribute.NewSet(
 		attribute.String(labelServiceName, service),
 		attribute.String(labelDataSource, dataSource),
-		attribute.String(labelReferenceSource, refSource),
-		attribute.String(labelJudgeModel, judgeModel),
-	)))
+		attribute.String(labelReferenceSource, r.refSource),
+		attribute.String(labelJudgeModel, r.judgeID),
+	))
+	t.precision.Record(ctx, v, labels)
+	t.squares.Add(ctx, v*v, labels)
+	t.scored.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
+		attribute.String(labelServiceName, service),
+		attribute.String(labelDataSource, dataSource))))
 }
 
-func (t *telemetry) recordUnscored(status string) {
-	t.unscored.Add(context.Background(), 1, t.statusSets[status])
+func (t *telemetry) recordUnscored(status, reason string) {
+	t.unscored.Add(context.Background(), 1, t.unscoredSet(status, reason))
 }
 
-// JudgeRequest implements judge.Observer.
-func (t *telemetry) JudgeRequest(outcome judge.Outcome, latency time.Duration, usage judge.Usage) {
+func (t *telemetry) recordDropped(n int64, reason string) {
+	if n > 0 {
+		t.dropped.Add(context.Background(), n, t.droppedSet(reason))
+	}
+}
+
+// judgeRequest records one request to the judge.
+func (t *telemetry) judgeRequest(outcome judge.Outcome, reason judge.Reason, latency time.Duration, usage judge.Usage) {
 	ctx := context.Background()
-	t.requests.Add(ctx, 1, t.outcomeSets[outcome])
-	t.latency.Record(ctx, latency.Seconds())
+	t.requests.Add(ctx, 1, t.requestSet(outcome, reason))
+	t.latency.Record(ctx, latency.Seconds(), t.model)
 	if usage.PromptTokens > 0 {
 		t.tokens.Add(ctx, usage.PromptTokens, t.promptSet)
 	}
 	if usage.CompletionTokens > 0 {
 		t.tokens.Add(ctx, usage.CompletionTokens, t.complSet)
 	}
+	if t.pricing.Enabled() && (usage.PromptTokens > 0 || usage.CompletionTokens > 0) {
+		cost := (float64(usage.PromptTokens)*t.pricing.InputPerMillion + float64(usage.CompletionTokens)*t.pricing.OutputPerMillion) / 1e6
+		t.cost.Add(ctx, cost, t.costSet)
+	}
 }
 
-// CacheLookups implements judge.Observer.
-func (t *telemetry) CacheLookups(hits, misses int) {
+// cacheLookups records verdicts served with and without a request.
+func (t *telemetry) cacheLookups(hits, misses int) {
 	ctx := context.Background()
 	if hits > 0 {
-		t.cacheHits.Add(ctx, int64(hits))
+		t.cacheHits.Add(ctx, int64(hits), t.model)
 	}
 	if misses > 0 {
-		t.cacheMisses.Add(ctx, int64(misses))
+		t.cacheMisses.Add(ctx, int64(misses), t.model)
 	}
 }
 
 // seriesLimiter caps the distinct (service_name, data_source) pairs of the
-// histogram. Span names make data_source unbounded in the worst case, and
-// every pair multiplies into 12 Prometheus series; past the cap new pairs
-// are recorded as ("other", "other") so that scores still count.
+// precision and candidate metrics. Span names make data_source unbounded in
+// the worst case, and every pair multiplies into a dozen Prometheus series;
+// past the cap new pairs are recorded as ("other", "other") so that scores
+// still count.
 type seriesLimiter struct {
 	mu   sync.Mutex
 	max  int

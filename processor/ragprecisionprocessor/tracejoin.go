@@ -1,7 +1,6 @@
 package ragprecisionprocessor
 
 import (
-	"context"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -17,55 +16,81 @@ import (
 // root, the wait ends with trace_join.wait.
 type traceJoin struct {
 	id       pcommon.TraceID
-	rootSeen chan struct{} // closed when the root span arrives
 	rootDone bool
 	root     string
 	llm      string
 	llmEnd   pcommon.Timestamp
-	waiters  int
+	waiters  []*heldSpan
+	timers   map[*heldSpan]*time.Timer
 }
 
-// joinLocked registers a waiter for the answer of trace id. p.mu is held.
-func (p *ragProcessor) joinLocked(id pcommon.TraceID) *traceJoin {
+// joinLocked registers h as waiting for its trace's answer. p.mu is held.
+func (p *ragProcessor) joinLocked(h *heldSpan) *traceJoin {
+	id := h.span.TraceID()
 	j, ok := p.joins[id]
 	if !ok {
-		j = &traceJoin{id: id, rootSeen: make(chan struct{})}
+		j = &traceJoin{id: id, timers: map[*heldSpan]*time.Timer{}}
 		p.joins[id] = j
 		p.joining.Add(1)
 	}
-	j.waiters++
+	j.waiters = append(j.waiters, h)
 	return j
 }
 
-// awaitAnswer waits for the trace's root answer until trace_join.wait (or
-// the span's own deadline) and returns the best answer seen, possibly "".
-func (p *ragProcessor) awaitAnswer(ctx context.Context, h *heldSpan) string {
-	t := time.NewTimer(time.Until(h.joinUntil))
-	select {
-	case <-h.join.rootSeen:
-	case <-t.C:
-	case <-ctx.Done():
+// leaveLocked unregisters h from its trace's join. p.mu is held.
+func (p *ragProcessor) leaveLocked(h *heldSpan) {
+	j := h.join
+	if j == nil {
+		return
 	}
-	t.Stop()
+	h.join = nil
+	if t, ok := j.timers[h]; ok {
+		t.Stop()
+		delete(j.timers, h)
+	}
+	for i, w := range j.waiters {
+		if w == h {
+			j.waiters = append(j.waiters[:i], j.waiters[i+1:]...)
+			break
+		}
+	}
+	if len(j.waiters) == 0 {
+		delete(p.joins, j.id)
+		p.joining.Add(-1)
+	}
+}
 
+// armJoin ends h's wait for its trace's answer now, when the root span has
+// been seen, or else when trace_join.wait has passed (unless the root
+// arrives first).
+func (p *ragProcessor) armJoin(h *heldSpan, ready bool) {
+	if ready {
+		p.joinEnded(h)
+		return
+	}
+	wait := h.arrived.Add(p.cfg.TraceJoin.Wait).Sub(p.now())
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	if h.join != nil && h.phase == phaseJoining {
+		h.join.timers[h] = time.AfterFunc(wait, func() { p.joinEnded(h) })
+	}
+	p.mu.Unlock()
+}
+
+// joinEnded takes the best answer the trace has given and judges h with it.
+func (p *ragProcessor) joinEnded(h *heldSpan) {
+	p.mu.Lock()
+	if h.phase != phaseJoining || h.join == nil {
+		p.mu.Unlock()
+		return
+	}
 	answer := h.join.root
 	if answer == "" {
 		answer = h.join.llm
 	}
-	p.leaveLocked(h.join)
-	h.join = nil
-	return answer
-}
-
-// leaveLocked unregisters a waiter of j. p.mu is held.
-func (p *ragProcessor) leaveLocked(j *traceJoin) {
-	j.waiters--
-	if j.waiters == 0 {
-		delete(p.joins, j.id)
-		p.joining.Add(-1)
-	}
+	p.leaveLocked(h)
+	h.phase = phaseJudging
+	p.mu.Unlock()
+	p.judgeJoined(h, answer)
 }
 
 // observeAnswers looks through a batch for the answers of traces that held
@@ -93,18 +118,26 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 	for i, m := range matches {
 		answers[i], found[i] = p.reader.TraceAnswer(m.span)
 	}
+	var woken []*heldSpan
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i, m := range matches {
 		join, a := m.join, answers[i]
 		switch {
 		case m.span.ParentSpanID().IsEmpty():
 			if !join.rootDone {
 				join.root, join.rootDone = a.Text, true
-				close(join.rootSeen)
+				for _, h := range join.waiters {
+					if h.phase == phaseJoining {
+						woken = append(woken, h)
+					}
+				}
 			}
 		case found[i] && a.End >= join.llmEnd:
 			join.llm, join.llmEnd = a.Text, a.End
 		}
+	}
+	p.mu.Unlock()
+	for _, h := range woken {
+		p.joinEnded(h)
 	}
 }

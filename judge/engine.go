@@ -1,0 +1,542 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Engine judges retrievals: one backend (an LLM endpoint or builtin:lexical)
+// behind the verdict cache, in-flight de-duplication, a bounded scheduler of
+// requests with retries, a budget, and a health breaker. Every backend gets
+// all of them alike.
+//
+// Judgements are scheduled earliest deadline first, a whole retrieval at a
+// time: the requests of the retrieval with the earliest deadline take the
+// free slots before any later one's, so that under a burst retrievals finish
+// one after another instead of all of them interleaving and none finishing.
+// A fixed number of workers (max_concurrency) send requests; a judgement
+// waiting for a slot is a small struct, and its prompt is built only when a
+// worker sends it. A judgement that cannot finish before its deadline at the
+// judge's current latency is refused at once (ErrNoCapacity), or failed as
+// soon as that becomes clear, rather than paid for and thrown away.
+type Engine struct {
+	be            backend
+	keys          keyer
+	cache         *verdictCache
+	clock         Clock
+	obs           Observer
+	jitter        func() float64
+	budget        *budget // nil: no budget
+	maxRetries    int
+	maxChunkChars int
+	slots         int
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	closed  bool
+	seq     uint64
+	ready   jobHeap  // jobs with units to send, earliest deadline first
+	delayed unitHeap // units waiting out a backoff, earliest first
+	flights map[cacheKey]*flight
+	live    map[*job]struct{}
+	running map[*unit]struct{}
+	queued  int // units ready or delayed
+	wake    Timer
+	wakeAt  time.Time
+	latency latencyEstimate
+	health  breaker
+	shedAt  time.Time
+	// done holds finished judgements whose callbacks are due; they are
+	// called by whoever drains it, outside the lock.
+	done    []completion
+	notes   []func()
+	workers sync.WaitGroup
+}
+
+// Options adjusts New; tests use them to inject time, randomness and HTTP.
+type Option func(*options)
+
+type options struct {
+	clock      Clock
+	observer   Observer
+	httpClient *http.Client
+	jitter     func() float64
+}
+
+// WithClock replaces the wall clock used for backoff, budgets, the health
+// breaker, latency estimates and cache expiry.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithObserver receives request, cache and health events.
+func WithObserver(obs Observer) Option { return func(o *options) { o.observer = obs } }
+
+// WithHTTPClient sets the HTTP client under go-openai's (built from the
+// collector's confighttp settings: TLS, proxy, auth extensions, headers).
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
+
+// WithJitter replaces the source of backoff jitter, a function returning
+// values in [0, 1).
+func WithJitter(f func() float64) Option { return func(o *options) { o.jitter = f } }
+
+// New builds the judge c describes. Close it when done.
+func New(c Config, opts ...Option) (*Engine, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	o := options{clock: realClock{}, observer: nopObserver{}, jitter: rand.Float64}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m, _ := ParseModel(c.Model)
+	var be backend
+	if m.Provider == ProviderBuiltin {
+		be = lexicalBackend{}
+	} else {
+		hc := o.httpClient
+		if hc == nil {
+			hc = &http.Client{Transport: defaultTransport(c.MaxConcurrency)}
+		}
+		be = newOpenAI(c, m, hc, o.clock)
+	}
+	return newEngine(c, be, o), nil
+}
+
+// newEngine runs backend be under c's scheduling, caching and budget.
+func newEngine(c Config, be backend, o options) *Engine {
+	e := &Engine{
+		be:            be,
+		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode))},
+		cache:         newVerdictCache(c.CacheSize, c.CacheTTL, o.clock),
+		clock:         o.clock,
+		obs:           o.observer,
+		jitter:        o.jitter,
+		maxRetries:    c.MaxRetries,
+		maxChunkChars: c.MaxChunkChars,
+		slots:         c.MaxConcurrency,
+		flights:       make(map[cacheKey]*flight),
+		live:          make(map[*job]struct{}),
+		running:       make(map[*unit]struct{}),
+	}
+	e.cond = sync.NewCond(&e.mu)
+	if c.MaxRequestsPerSecond > 0 && !be.inline() {
+		e.budget = newBudget(c.MaxRequestsPerSecond, o.clock)
+	}
+	e.workers.Add(e.slots)
+	for range e.slots {
+		go e.worker()
+	}
+	return e
+}
+
+// defaultTransport keeps as many idle connections to the judge as requests
+// can be in flight: Go's default of 2 makes every further request open a new
+// connection (a TLS handshake, against a remote provider).
+func defaultTransport(maxConcurrency int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(maxConcurrency, t.MaxIdleConnsPerHost)
+	return t
+}
+
+// ID is the judge's "provider:model", as recorded on scored spans.
+func (e *Engine) ID() string { return e.be.id() }
+
+// Inline reports whether the judge is cheap and local enough (builtin:lexical)
+// to be called in the caller's goroutine with JudgeInline.
+func (e *Engine) Inline() bool { return e.be.inline() }
+
+// EmptyChunkReason is the reason of a chunk with no text, which is decided
+// not relevant without asking the judge.
+const EmptyChunkReason = "empty chunk: no text to judge"
+
+// job is one retrieval to judge.
+type job struct {
+	seq         uint64
+	query, ref  string
+	verdicts    []Verdict
+	left        int // chunks not decided yet
+	usage       Usage
+	deadline    time.Time // zero: none
+	done        func(Result, error)
+	finished    bool
+	probe       bool
+	started     bool
+	runnable    []*unit
+	heapIdx     int
+	plan        []planned // what Commit still has to decide
+	hits        int
+	emptyChunks int
+}
+
+// planned is a group of chunks decided together: one chunk, or a whole
+// retrieval for judges that see the chunks together.
+type planned struct {
+	key   cacheKey
+	texts []string
+	idx   []int // idx[i] is the chunk index of texts[i]
+}
+
+// prepare cuts the texts to max_chunk_chars, decides empty chunks, and
+// plans the rest by cache key.
+func (e *Engine) prepare(req Request) *job {
+	query, ref := truncateRunes(req.Query, e.maxChunkChars), truncateRunes(req.Reference, e.maxChunkChars)
+	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1}
+	var texts []string
+	var idx []int
+	for i, c := range req.Chunks {
+		if strings.TrimSpace(c) == "" {
+			// A chunk with no text keeps its rank and is not relevant; a
+			// request would only pay to be told so.
+			j.verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
+			j.emptyChunks++
+			continue
+		}
+		texts = append(texts, truncateRunes(c, e.maxChunkChars))
+		idx = append(idx, i)
+	}
+	j.left = len(texts)
+	if len(texts) == 0 {
+		return j
+	}
+	if e.be.batch() == 1 {
+		j.plan = make([]planned, len(texts))
+		for k, t := range texts {
+			j.plan[k] = planned{key: e.keys.key(query, ref, texts[k:k+1]), texts: []string{t}, idx: idx[k : k+1]}
+		}
+	} else {
+		j.plan = []planned{{key: e.keys.key(query, ref, texts), texts: texts, idx: idx}}
+	}
+	return j
+}
+
+// fromCache decides what the cache holds and drops it from the plan.
+func (e *Engine) fromCache(j *job, now time.Time) {
+	kept := j.plan[:0]
+	for _, p := range j.plan {
+		if vs, ok := e.cache.get(p.key, now); ok && len(vs) == len(p.idx) {
+			for i, ci := range p.idx {
+				j.verdicts[ci] = vs[i]
+			}
+			j.left -= len(p.idx)
+			j.hits += len(p.idx)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	j.plan = kept
+}
+
+// JudgeInline judges req in the caller's goroutine. It is for inline judges
+// (see Inline); others return an error.
+func (e *Engine) JudgeInline(req Request) (Result, error) {
+	if !e.be.inline() {
+		return Result{}, errors.New("judge " + e.be.id() + " cannot judge inline")
+	}
+	j := e.prepare(req)
+	now := e.clock.Now()
+	e.fromCache(j, now)
+	misses := 0
+	for _, p := range j.plan {
+		vs, usage, err := e.be.attempt(context.Background(), j.query, j.ref, p.texts)
+		if err != nil {
+			return Result{}, err
+		}
+		j.usage.Add(usage)
+		for i, ci := range p.idx {
+			j.verdicts[ci] = vs[i]
+		}
+		misses += len(p.idx)
+		e.cache.put(p.key, vs, now)
+	}
+	e.obs.CacheLookups(j.hits, misses)
+	return Result{Verdicts: j.verdicts, Usage: j.usage}, nil
+}
+
+// Judge judges req and waits for the verdicts, until ctx ends. A deadline
+// on ctx is the judgement's deadline, which the scheduler plans with.
+func (e *Engine) Judge(ctx context.Context, req Request) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if e.be.inline() {
+		return e.JudgeInline(req)
+	}
+	var within time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if within = time.Until(dl); within <= 0 {
+			return Result{}, context.DeadlineExceeded
+		}
+	}
+	t, err := e.Admit(req, within)
+	if err != nil {
+		return Result{}, err
+	}
+	type outcome struct {
+		res Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	t.Commit(func(res Result, err error) { ch <- outcome{res, err} })
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-ctx.Done():
+		t.Cancel(ctx.Err())
+		o := <-ch
+		if o.err == nil {
+			return o.res, nil // finished just before
+		}
+		return Result{Usage: o.res.Usage}, ctx.Err()
+	}
+}
+
+// Ticket is an admitted judgement: what it needs is reserved (budget, a
+// place in the schedule), but nothing is sent until Commit. The processor
+// admits a span while it is still in its batch, so that a refusal lets the
+// span go on with the batch and a status, and commits it once the batch has
+// been accepted downstream.
+type Ticket struct {
+	e        *Engine
+	j        *job
+	reserved int
+	state    int // ticketAdmitted, ticketCommitted, ticketAbandoned
+}
+
+const (
+	ticketAdmitted = iota
+	ticketCommitted
+	ticketAbandoned
+)
+
+// Admit checks that req can be judged within the given time (0: no
+// deadline) and reserves what that takes. It fails at once with
+// ErrOverBudget, ErrNoCapacity, ErrClosed, or the judge's failure (an
+// *Error) when the health breaker is open.
+func (e *Engine) Admit(req Request, within time.Duration) (*Ticket, error) {
+	j := e.prepare(req)
+	now := e.clock.Now()
+	if within > 0 {
+		j.deadline = now.Add(within)
+	}
+	e.fromCache(j, now)
+
+	e.mu.Lock()
+	t, err := e.admitLocked(j, now)
+	e.mu.Unlock()
+	e.drain()
+	return t, err
+}
+
+func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
+	if e.closed {
+		return nil, ErrClosed
+	}
+	// Requests this judgement would make: one per distinct key not already
+	// being decided for another judgement.
+	need := 0
+	seen := make(map[cacheKey]bool, len(j.plan))
+	for _, p := range j.plan {
+		if _, ok := e.flights[p.key]; ok || seen[p.key] {
+			continue
+		}
+		seen[p.key] = true
+		need++
+	}
+	if need > 0 {
+		ok, probe := e.health.admit(now)
+		if !ok {
+			return nil, e.health.openError()
+		}
+		j.probe = probe
+		if err := e.capacityLocked(j, need, now); err != nil {
+			if probe {
+				e.health.probeEnded()
+			}
+			return nil, err
+		}
+		if e.budget != nil && !e.budget.take(need) {
+			if probe {
+				e.health.probeEnded()
+			}
+			return nil, ErrOverBudget
+		}
+	}
+	return &Ticket{e: e, j: j, reserved: need}, nil
+}
+
+// capacityLocked refuses a judgement that, behind the requests already
+// queued and in flight, would finish after its deadline at the judge's
+// current latency.
+func (e *Engine) capacityLocked(j *job, need int, now time.Time) error {
+	if j.deadline.IsZero() || e.latency.mean == 0 {
+		return nil
+	}
+	rounds := math.Ceil(float64(e.queued+len(e.running)+need) / float64(e.slots))
+	if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+		return ErrNoCapacity
+	}
+	return nil
+}
+
+// Commit starts the judgement. done is called exactly once, from another
+// goroutine or before Commit returns, with one verdict per chunk or an
+// error: ErrDeadline, ErrNoCapacity, ErrClosed, the error given to Cancel,
+// or an *Error.
+func (t *Ticket) Commit(done func(Result, error)) {
+	e, j := t.e, t.j
+	j.done = done
+	e.mu.Lock()
+	if t.state != ticketAdmitted {
+		e.mu.Unlock()
+		panic("judge: ticket committed twice or after Abandon")
+	}
+	t.state = ticketCommitted
+	if e.closed {
+		e.refundLocked(t.reserved)
+		e.failLocked(j, ErrClosed)
+		e.mu.Unlock()
+		e.drain()
+		return
+	}
+	e.seq++
+	j.seq = e.seq
+	e.live[j] = struct{}{}
+	now := e.clock.Now()
+	e.fromCache(j, now) // decided meanwhile by another judgement
+	made, asked := 0, 0
+	for _, p := range j.plan {
+		if f, ok := e.flights[p.key]; ok {
+			f.waiters = append(f.waiters, waiter{j: j, idx: p.idx})
+			continue
+		}
+		asked += len(p.idx)
+		f := &flight{key: p.key, texts: p.texts, verdicts: make([]Verdict, len(p.texts)), pending: len(p.texts), units: 1}
+		f.waiters = []waiter{{j: j, idx: p.idx}}
+		e.flights[p.key] = f
+		u := &unit{f: f, owner: j, pos: allPositions(len(p.texts))}
+		j.runnable = append(j.runnable, u)
+		e.queued++
+		made++
+	}
+	j.plan = nil
+	e.refundLocked(t.reserved - made)
+	// A verdict another judgement is already requesting costs no request
+	// either, so it counts as a hit: hits and misses then add up to the
+	// requests saved and made, whatever the timing.
+	total := len(j.verdicts) - j.emptyChunks
+	e.note(func() { e.obs.CacheLookups(total-asked, asked) })
+	if j.left == 0 {
+		e.completeLocked(j)
+	} else if len(j.runnable) > 0 {
+		e.ready.push(j)
+		e.cond.Broadcast()
+	}
+	e.mu.Unlock()
+	e.drain()
+}
+
+// Abandon gives back what Admit reserved; nothing is judged.
+func (t *Ticket) Abandon() {
+	e := t.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t.state != ticketAdmitted {
+		return
+	}
+	t.state = ticketAbandoned
+	e.refundLocked(t.reserved)
+	if t.j.probe {
+		e.health.probeEnded()
+	}
+}
+
+// Cancel ends a committed judgement with err, unless it has finished
+// already; its done is then called with err.
+func (t *Ticket) Cancel(err error) {
+	e := t.e
+	e.mu.Lock()
+	if t.state == ticketCommitted {
+		e.failLocked(t.j, err)
+	}
+	e.mu.Unlock()
+	e.drain()
+}
+
+func (e *Engine) refundLocked(n int) {
+	if e.budget != nil && n > 0 {
+		e.budget.refund(n)
+	}
+}
+
+func allPositions(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}
+
+// Close ends every judgement not finished (ErrClosed), cancels the requests
+// in flight, stops the workers and releases idle connections.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	for j := range e.live {
+		e.failLocked(j, ErrClosed)
+	}
+	for u := range e.running {
+		if u.cancel != nil {
+			u.cancel()
+		}
+	}
+	if e.wake != nil {
+		e.wake.Stop()
+		e.wake = nil
+	}
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	e.drain()
+	e.workers.Wait()
+	e.be.close()
+	return nil
+}
+
+// completion is a finished judgement whose callback is due.
+type completion struct {
+	j   *job
+	res Result
+	err error
+}
+
+// drain calls the callbacks of finished judgements and the observer calls
+// noted under the lock, outside it: callbacks forward spans and report
+// status, which must not happen under the scheduler's lock.
+func (e *Engine) drain() {
+	for {
+		e.mu.Lock()
+		done, notes := e.done, e.notes
+		e.done, e.notes = nil, nil
+		e.mu.Unlock()
+		if len(done) == 0 && len(notes) == 0 {
+			return
+		}
+		for _, n := range notes {
+			n()
+		}
+		for _, c := range done {
+			c.j.done(c.res, c.err)
+		}
+	}
+}
+
+// note defers an observer call until the lock is released.
+func (e *Engine) note(f func()) { e.notes = append(e.notes, f) }

@@ -1,0 +1,592 @@
+package judge
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// flight is one cache key being decided: one chunk, or a whole retrieval
+// for judges that see the chunks together. Every judgement that needs it
+// waits on it, so identical requests in flight are made once.
+type flight struct {
+	key      cacheKey
+	texts    []string
+	verdicts []Verdict
+	pending  int // positions not decided yet
+	units    int // units still deciding it
+	failed   bool
+	waiters  []waiter
+}
+
+// waiter is a judgement waiting for a flight: idx[i] is its chunk index for
+// the flight's position i.
+type waiter struct {
+	j   *job
+	idx []int
+}
+
+// unit is one request to make: the positions of a flight it decides (all of
+// them, unless a batched reply broke the contract and the retrieval is
+// asked chunk by chunk).
+type unit struct {
+	f         *flight
+	pos       []int
+	owner     *job // whose deadline orders it, and who pays
+	attempts  int  // failed attempts so far
+	notBefore time.Time
+	// ctx and cancel bound the attempt under way: the latest deadline of
+	// the judgements waiting for it, and Close.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	heapIdx int
+}
+
+func (u *unit) texts() []string {
+	out := make([]string, len(u.pos))
+	for i, p := range u.pos {
+		out[i] = u.f.texts[p]
+	}
+	return out
+}
+
+// worker sends requests until the engine closes.
+func (e *Engine) worker() {
+	defer e.workers.Done()
+	for {
+		u, query, ref := e.take()
+		e.drain()
+		if u == nil {
+			return
+		}
+		e.run(u, query, ref)
+		e.drain()
+	}
+}
+
+// take waits for the next unit to send: from the judgement with the
+// earliest deadline. It fails judgements that can no longer finish in time
+// instead of sending their requests.
+func (e *Engine) take() (u *unit, query, ref string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for !e.closed {
+		now := e.clock.Now()
+		e.promoteLocked(now)
+		for len(e.ready) > 0 {
+			j := e.ready[0]
+			u := j.runnable[0]
+			j.runnable[0] = nil
+			j.runnable = j.runnable[1:]
+			if len(j.runnable) == 0 {
+				heap.Pop(&e.ready)
+			}
+			e.queued--
+			if err := e.lateLocked(j, now); err != nil {
+				e.failLocked(j, err)
+				e.orphanLocked(u)
+				continue
+			}
+			j.started = true
+			// Each attempt's context derives from Background, not from a
+			// shared parent: deriving thousands from one cancellable parent
+			// serialises them on its lock. Close cancels them one by one.
+			if deadline := e.unitDeadlineLocked(u); !deadline.IsZero() {
+				u.ctx, u.cancel = context.WithTimeout(context.Background(), deadline.Sub(now))
+			} else {
+				u.ctx, u.cancel = context.WithCancel(context.Background())
+			}
+			e.running[u] = struct{}{}
+			return u, j.query, j.ref
+		}
+		e.armWakeLocked(now)
+		e.cond.Wait()
+	}
+	return nil, "", ""
+}
+
+// lateLocked tells whether judgement j can no longer finish in time at the
+// judge's current latency: ErrDeadline once its deadline has passed or is
+// closer than one request; ErrNoCapacity when it has not started and its
+// requests need more rounds of the slots than it has time for.
+func (e *Engine) lateLocked(j *job, now time.Time) error {
+	if j.deadline.IsZero() {
+		return nil
+	}
+	if !now.Before(j.deadline) {
+		return ErrDeadline
+	}
+	mean := e.latency.mean
+	if mean == 0 {
+		return nil
+	}
+	if j.started {
+		if now.Add(mean).After(j.deadline) {
+			return ErrDeadline
+		}
+		return nil
+	}
+	rounds := math.Ceil(float64(len(j.runnable)+1) / float64(e.slots))
+	if now.Add(time.Duration(rounds * float64(mean))).After(j.deadline) {
+		return ErrNoCapacity
+	}
+	return nil
+}
+
+// unitDeadlineLocked is the latest deadline of the judgements waiting for
+// u: the request is worth finishing until then. Zero: no deadline.
+func (e *Engine) unitDeadlineLocked(u *unit) time.Time {
+	var latest time.Time
+	for _, w := range u.f.waiters {
+		if w.j.finished {
+			continue
+		}
+		if w.j.deadline.IsZero() {
+			return time.Time{}
+		}
+		if w.j.deadline.After(latest) {
+			latest = w.j.deadline
+		}
+	}
+	return latest
+}
+
+// run makes one attempt at u and settles what came of it.
+func (e *Engine) run(u *unit, query, ref string) {
+	start := e.clock.Now()
+	verdicts, usage, err := e.be.attempt(u.ctx, query, ref, u.texts())
+	latency := e.clock.Now().Sub(start)
+	u.cancel()
+	u.ctx = nil
+	e.mu.Lock()
+	e.settleLocked(u, verdicts, usage, err, latency)
+	e.mu.Unlock()
+}
+
+// settleLocked applies the outcome of one attempt.
+func (e *Engine) settleLocked(u *unit, verdicts []Verdict, usage Usage, err error, latency time.Duration) {
+	delete(e.running, u)
+	now := e.clock.Now()
+	f := u.f
+	payer := u.owner
+	if payer.finished {
+		if w := e.liveWaiterLocked(f); w != nil {
+			payer = w
+		}
+	}
+	payer.usage.Add(usage)
+
+	var caller *callerError
+	var jerr *Error
+	switch {
+	case err == nil:
+		e.note(func() { e.obs.JudgeRequest(OutcomeOK, "", latency, usage) })
+		e.latency.add(latency)
+		if e.health.success() {
+			e.note(func() { e.obs.JudgeHealth(nil) })
+		}
+		e.decideLocked(u, verdicts, now)
+		e.shedLocked(now)
+	case errors.As(err, &caller):
+		if caller.sent {
+			e.note(func() { e.obs.JudgeRequest(OutcomeCancelled, "", latency, usage) })
+		}
+		if payer.probe {
+			e.health.probeEnded()
+		}
+		if e.closed {
+			return
+		}
+		// The deadline of every judgement that wanted it passed (they are
+		// failed by their owners' timers, or here), or it was cancelled.
+		for _, w := range f.waiters {
+			if !w.j.finished && !w.j.deadline.IsZero() && !now.Before(w.j.deadline) {
+				e.failLocked(w.j, ErrDeadline)
+			}
+		}
+		e.requeueLocked(u, now)
+	case errors.As(err, &jerr):
+		e.failedAttemptLocked(u, jerr, latency, usage, now)
+	default:
+		e.failedAttemptLocked(u, &Error{Reason: ReasonUnreachable, Detail: err.Error(), sent: true}, latency, usage, now)
+	}
+}
+
+// failedAttemptLocked decides what follows a failed attempt: another one
+// after a backoff, the retrieval asked chunk by chunk, or the end of every
+// judgement waiting for it.
+func (e *Engine) failedAttemptLocked(u *unit, jerr *Error, latency time.Duration, usage Usage, now time.Time) {
+	if jerr.retryNow {
+		// The request was changed to what the endpoint accepts: ask again
+		// at once.
+		if jerr.sent {
+			e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+		}
+		e.requeueLocked(u, now)
+		return
+	}
+	if !jerr.sent {
+		// Refused before it was sent: no judge request happened, and the
+		// same request would be refused again.
+		e.failFlightLocked(u.f, jerr)
+		return
+	}
+	if e.health.failure(jerr, now) {
+		opened := *jerr
+		e.note(func() { e.obs.JudgeHealth(&opened) })
+		// Everything queued would meet the same outage: fail it now, as the
+		// outage it is.
+		oe := e.health.openError()
+		for j := range e.live {
+			if !j.probe {
+				e.failLocked(j, oe)
+			}
+		}
+	}
+	deadline := e.unitDeadlineLocked(u)
+	if jerr.retryable() && u.attempts < e.maxRetries && !e.closed && e.liveWaiterLocked(u.f) != nil {
+		delay := e.backoff(u.attempts)
+		if jerr.retryAfter > 0 {
+			delay = min(jerr.retryAfter, maxRetryAfter)
+		}
+		switch {
+		case !deadline.IsZero() && now.Add(delay+e.latency.mean).After(deadline):
+			// Waiting would outlast every judgement that needs it: give up
+			// now rather than hold them until they time out.
+			late := *jerr
+			late.Detail = fmt.Sprintf("%s (next attempt due in %s, after the deadline)", jerr.Detail, delay.Round(time.Millisecond))
+			jerr = &late
+		case e.health.open && !u.owner.probe:
+			jerr = e.health.openError()
+		default:
+			e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+			u.attempts++
+			u.notBefore = now.Add(delay)
+			heap.Push(&e.delayed, u)
+			e.queued++
+			e.armWakeLocked(now)
+			return
+		}
+	}
+	if jerr.Reason == ReasonBadReply && len(u.pos) > 1 && !e.closed && e.liveWaiterLocked(u.f) != nil {
+		// The model does not keep to the batched contract for these chunks
+		// (miscounted, or malformed) even when asked again: ask chunk by
+		// chunk instead of failing the retrieval.
+		e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+		e.splitLocked(u, now)
+		return
+	}
+	e.note(func() { e.obs.JudgeRequest(OutcomeError, jerr.Reason, latency, usage) })
+	e.failFlightLocked(u.f, jerr)
+}
+
+// Backoff between attempts: exponential from initialBackoff, capped at
+// maxBackoff, with "equal jitter" (a random point in the upper half) so
+// that replicas hit by the same outage do not retry in lockstep. A server's
+// Retry-After replaces the computed delay, up to maxRetryAfter.
+const (
+	initialBackoff = 500 * time.Millisecond
+	maxBackoff     = 20 * time.Second
+	maxRetryAfter  = 60 * time.Second
+)
+
+func (e *Engine) backoff(attempt int) time.Duration {
+	d := initialBackoff << min(attempt, 16)
+	if d > maxBackoff || d <= 0 {
+		d = maxBackoff
+	}
+	half := d / 2
+	return half + time.Duration(e.jitter()*float64(half))
+}
+
+// decideLocked records the verdicts of a successful attempt, and settles
+// the flight when every position is decided.
+func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
+	f := u.f
+	f.units--
+	if f.failed {
+		return
+	}
+	for i, p := range u.pos {
+		f.verdicts[p] = verdicts[i]
+	}
+	f.pending -= len(u.pos)
+	if f.pending > 0 {
+		return
+	}
+	e.cache.put(f.key, f.verdicts, now)
+	if e.flights[f.key] == f {
+		delete(e.flights, f.key)
+	}
+	for _, w := range f.waiters {
+		j := w.j
+		if j.finished {
+			continue
+		}
+		for i, ci := range w.idx {
+			j.verdicts[ci] = f.verdicts[i]
+		}
+		j.left -= len(w.idx)
+		if j.left == 0 {
+			e.completeLocked(j)
+		}
+	}
+}
+
+// failFlightLocked ends a flight that cannot be decided: every judgement
+// waiting for it fails with err, which they would meet again themselves.
+func (e *Engine) failFlightLocked(f *flight, err *Error) {
+	f.units--
+	if f.failed {
+		return
+	}
+	f.failed = true
+	if e.flights[f.key] == f {
+		delete(e.flights, f.key)
+	}
+	for _, w := range f.waiters {
+		e.failLocked(w.j, err)
+	}
+}
+
+// splitLocked replaces u by one unit per position.
+func (e *Engine) splitLocked(u *unit, now time.Time) {
+	f := u.f
+	f.units--
+	for _, p := range u.pos {
+		f.units++
+		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner, heapIdx: -1}, now)
+	}
+}
+
+// requeueLocked puts u back in line at once, under a live judgement that
+// waits for it; with none left, the flight is given up.
+func (e *Engine) requeueLocked(u *unit, now time.Time) {
+	u.notBefore = now
+	e.placeLocked(u)
+}
+
+// placeLocked queues u under its owner, or under another judgement waiting
+// for it when the owner has finished.
+func (e *Engine) placeLocked(u *unit) {
+	owner := u.owner
+	if owner.finished {
+		owner = e.liveWaiterLocked(u.f)
+	}
+	if owner == nil {
+		e.orphanLocked(u)
+		return
+	}
+	u.owner = owner
+	owner.runnable = append(owner.runnable, u)
+	e.queued++
+	if owner.heapIdx < 0 {
+		e.ready.push(owner)
+	}
+	e.cond.Signal()
+}
+
+// orphanLocked drops a unit nobody waits for any more.
+func (e *Engine) orphanLocked(u *unit) {
+	f := u.f
+	if e.liveWaiterLocked(f) != nil {
+		// Someone still needs it: keep it in line.
+		u.owner = e.liveWaiterLocked(f)
+		e.placeLocked(u)
+		return
+	}
+	f.units--
+	if f.units <= 0 && e.flights[f.key] == f {
+		delete(e.flights, f.key)
+	}
+}
+
+// liveWaiterLocked is the unfinished judgement with the earliest deadline
+// that waits for f, or nil.
+func (e *Engine) liveWaiterLocked(f *flight) *job {
+	var best *job
+	for _, w := range f.waiters {
+		if w.j.finished {
+			continue
+		}
+		if best == nil || w.j.before(best) {
+			best = w.j
+		}
+	}
+	return best
+}
+
+// promoteLocked moves units whose backoff is over back in line.
+func (e *Engine) promoteLocked(now time.Time) {
+	for len(e.delayed) > 0 && !e.delayed[0].notBefore.After(now) {
+		u := heap.Pop(&e.delayed).(*unit)
+		e.queued--
+		e.placeLocked(u)
+	}
+}
+
+// armWakeLocked makes sure a worker wakes when the earliest backoff ends.
+func (e *Engine) armWakeLocked(now time.Time) {
+	if len(e.delayed) == 0 || e.closed {
+		return
+	}
+	at := e.delayed[0].notBefore
+	if e.wake != nil && !at.Before(e.wakeAt) {
+		return
+	}
+	if e.wake != nil {
+		e.wake.Stop()
+	}
+	e.wakeAt = at
+	e.wake = e.clock.AfterFunc(at.Sub(now), func() {
+		e.mu.Lock()
+		if e.wakeAt.Equal(at) {
+			e.wake = nil
+		}
+		e.cond.Broadcast()
+		e.mu.Unlock()
+	})
+}
+
+// shedInterval bounds how often queued work is checked against deadlines.
+const shedInterval = 100 * time.Millisecond
+
+// shedLocked fails, earliest deadline first, the judgements that have not
+// started and cannot finish in time behind the work ahead of them, once the
+// judge's latency is known: after a burst admitted before any request had
+// finished, they are forwarded at once instead of at their deadline.
+func (e *Engine) shedLocked(now time.Time) {
+	if e.latency.mean == 0 || len(e.ready) == 0 || now.Sub(e.shedAt) < shedInterval {
+		return
+	}
+	e.shedAt = now
+	jobs := slices.Clone([]*job(e.ready))
+	slices.SortFunc(jobs, func(a, b *job) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	ahead := len(e.running) + len(e.delayed)
+	for _, j := range jobs {
+		units := len(j.runnable)
+		if j.started || j.deadline.IsZero() || j.probe {
+			ahead += units
+			continue
+		}
+		rounds := math.Ceil(float64(ahead+units) / float64(e.slots))
+		if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+			e.failLocked(j, ErrNoCapacity)
+			continue
+		}
+		ahead += units
+	}
+}
+
+// failLocked ends judgement j with err unless it has finished.
+func (e *Engine) failLocked(j *job, err error) {
+	if j.finished {
+		return
+	}
+	j.finished = true
+	delete(e.live, j)
+	if j.heapIdx >= 0 {
+		heap.Remove(&e.ready, j.heapIdx)
+	}
+	units := j.runnable
+	j.runnable = nil
+	e.queued -= len(units)
+	for _, u := range units {
+		e.orphanLocked(u)
+	}
+	if j.probe {
+		e.health.probeEnded()
+	}
+	if j.done != nil {
+		e.done = append(e.done, completion{j: j, res: Result{Usage: j.usage}, err: err})
+	}
+}
+
+// completeLocked ends judgement j with its verdicts.
+func (e *Engine) completeLocked(j *job) {
+	j.finished = true
+	delete(e.live, j)
+	if j.heapIdx >= 0 {
+		heap.Remove(&e.ready, j.heapIdx)
+	}
+	units := j.runnable
+	j.runnable = nil
+	e.queued -= len(units)
+	for _, u := range units {
+		e.orphanLocked(u)
+	}
+	if j.probe {
+		e.health.probeEnded()
+	}
+	if j.done != nil {
+		e.done = append(e.done, completion{j: j, res: Result{Verdicts: j.verdicts, Usage: j.usage}})
+	}
+}
+
+// before orders judgements earliest deadline first (none last), then by
+// arrival.
+func (j *job) before(o *job) bool {
+	switch {
+	case j.deadline.IsZero() != o.deadline.IsZero():
+		return !j.deadline.IsZero()
+	case !j.deadline.Equal(o.deadline):
+		return j.deadline.Before(o.deadline)
+	}
+	return j.seq < o.seq
+}
+
+// jobHeap is the judgements with units to send.
+type jobHeap []*job
+
+func (h jobHeap) Len() int           { return len(h) }
+func (h jobHeap) Less(a, b int) bool { return h[a].before(h[b]) }
+func (h jobHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].heapIdx, h[b].heapIdx = a, b
+}
+func (h *jobHeap) Push(x any) {
+	j := x.(*job)
+	j.heapIdx = len(*h)
+	*h = append(*h, j)
+}
+func (h *jobHeap) Pop() any {
+	old := *h
+	j := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	j.heapIdx = -1
+	return j
+}
+func (h *jobHeap) push(j *job) { heap.Push(h, j) }
+
+// unitHeap is the units waiting out a backoff.
+type unitHeap []*unit
+
+func (h unitHeap) Len() int           { return len(h) }
+func (h unitHeap) Less(a, b int) bool { return h[a].notBefore.Before(h[b].notBefore) }
+func (h unitHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].heapIdx, h[b].heapIdx = a, b
+}
+func (h *unitHeap) Push(x any) {
+	u := x.(*unit)
+	u.heapIdx = len(*h)
+	*h = append(*h, u)
+}
+func (h *unitHeap) Pop() any {
+	old := *h
+	u := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	u.heapIdx = -1
+	return u
+}
