@@ -159,7 +159,8 @@ var (
 	// Key-shaped tokens and credentials after their usual labels, as
 	// providers echo them ("Incorrect API key provided: sk-abc***xyz").
 	keyShaped   = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*.]{4,}`)
-	credentials = regexp.MustCompile(`(?i)(bearer|basic|api[-_ ]?key|authorization|x-api-key|token|password|secret)(["'\s:=]+)[^\s"',;}]+`)
+	schemeToken = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
+	credentials = regexp.MustCompile(`(?i)(api[-_ ]?key|authorization|x-api-key|token|password|secret)(["'\s:=]+)(?:(?:bearer|basic)\s+)?[^\s"',;}]+`)
 )
 
 // clean returns text fit for a log line: secrets replaced, markup and
@@ -171,6 +172,7 @@ func (s scrubber) clean(text, prompt string) string {
 		text = strings.ReplaceAll(text, v, "[REDACTED]")
 	}
 	text = keyShaped.ReplaceAllString(text, "[REDACTED]")
+	text = schemeToken.ReplaceAllString(text, "$1 [REDACTED]")
 	text = credentials.ReplaceAllString(text, "$1$2[REDACTED]")
 	text = htmlTag.ReplaceAllString(text, " ")
 	text = strings.Join(strings.Fields(strings.ToValidUTF8(text, "")), " ")

@@ -32,6 +32,15 @@ func joinConfig(c *config.Config) {
 	c.TraceJoin.Wait = 150 * time.Millisecond
 }
 
+// rootJoinConfig waits for the trace's answer far longer than any test
+// runs: only the root span's arrival can end the wait, so a test that sees
+// the span scored has shown that it did, without timing anything.
+func rootJoinConfig(c *config.Config) {
+	c.TraceJoin.Enabled = true
+	c.TraceJoin.Wait = time.Hour
+	c.MaxWait = 2 * time.Hour
+}
+
 // newDialectHarness runs the processor with a keyword judge.
 func newDialectHarness(t *testing.T, mutate func(*config.Config)) (*harness, *chattest.Server) {
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
@@ -79,7 +88,7 @@ func TestDialectProject(t *testing.T) {
 // and one with documents as a JSON string; the answer comes from the chat
 // span of the trace.
 func TestDialectGenAI(t *testing.T) {
-	h, _ := newDialectHarness(t, joinConfig)
+	h, _ := newDialectHarness(t, rootJoinConfig)
 	b := newBatch("svc")
 	tid := traceID()
 	root := rootSpan(b, tid, "invoke_agent support-bot")
@@ -105,14 +114,10 @@ func TestDialectGenAI(t *testing.T) {
 	chat.Attributes().PutStr("gen_ai.operation.name", "chat")
 	chat.Attributes().PutStr("gen_ai.output.messages",
 		`[{"role":"assistant","parts":[{"type":"text","content":"`+answer+`"}],"finish_reason":"stop"}]`)
-	start := time.Now()
 	h.consume(b.td)
-	h.waitSpans(4)
 	// The root arrived without an answer: the wait ends with it, and the
 	// chat span's answer is used.
-	if waited := time.Since(start); waited >= 150*time.Millisecond {
-		t.Errorf("waited %s: the root's arrival should end the wait", waited)
-	}
+	h.waitSpans(4)
 	expectScored(t, h, "retrieval wiki", "answer", 5.0/6.0)
 	expectScored(t, h, "retrieval wiki-json", "answer", 5.0/6.0)
 }
@@ -121,7 +126,7 @@ func TestDialectGenAI(t *testing.T) {
 // order in the attribute list), and the answer in the root CHAIN span's
 // output.value arriving in a later batch.
 func TestDialectOpenInference(t *testing.T) {
-	h, _ := newDialectHarness(t, joinConfig)
+	h, _ := newDialectHarness(t, rootJoinConfig)
 	tid := traceID()
 	b := newBatch("svc")
 	r := b.add("retrieve", tid)
@@ -134,7 +139,6 @@ func TestDialectOpenInference(t *testing.T) {
 		a.PutDouble(p+"score", 1/float64(i+1))
 		a.PutStr(p+"content", dialectChunks[i])
 	}
-	start := time.Now()
 	h.consume(b.td)
 
 	b = newBatch("svc")
@@ -143,10 +147,7 @@ func TestDialectOpenInference(t *testing.T) {
 	root.Attributes().PutStr("input.value", question)
 	root.Attributes().PutStr("output.value", answer)
 	h.consume(b.td)
-	h.waitSpans(2)
-	if waited := time.Since(start); waited >= 150*time.Millisecond {
-		t.Errorf("the root's answer should end the wait at once; waited %s", waited)
-	}
+	h.waitSpans(2) // the root's answer ends the wait
 	expectScored(t, h, "retrieve", "answer", 5.0/6.0)
 }
 
@@ -240,11 +241,7 @@ func TestTraceJoinFallsBackToLastLLMSpan(t *testing.T) {
 	late.Attributes().PutStr("openinference.span.kind", "LLM")
 	late.Attributes().PutStr("output.value", answer)
 	h.consume(b.td)
-	start := time.Now()
 	h.waitSpans(3)
-	if time.Since(start) > 5*time.Second {
-		t.Fatal("slow")
-	}
 	expectScored(t, h, "retrieve", "answer", 5.0/6.0)
 }
 

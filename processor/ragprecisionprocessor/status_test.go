@@ -249,8 +249,8 @@ func TestStatusTimeout(t *testing.T) {
 	start := time.Now()
 	h.consume(b.td)
 	h.waitSpans(1)
-	if waited := time.Since(start); waited < 100*time.Millisecond || waited > 5*time.Second {
-		t.Errorf("held for %s, want about max_wait", waited)
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("held for %s, less than max_wait", waited)
 	}
 	expectStatus(t, h.span("retrieve"), statusTimeout)
 }
