@@ -104,8 +104,14 @@ type TraceJoin struct {
 	Enabled bool `mapstructure:"enabled"`
 	// Wait is how long a span that needs its trace's answer waits for the
 	// trace's root span; after it, the last-ending LLM span seen is used.
-	// Must be less than max_wait. Default 10s.
+	// Answers seen are also remembered this long, for retrieval spans that
+	// arrive after them. Must be less than max_wait. Default 10s.
 	Wait time.Duration `mapstructure:"wait"`
+	// MaxTraces bounds the traces whose answers are remembered. Default
+	// 10000.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxBytes bounds the text of the answers remembered. Default 16 MiB.
+	MaxBytes int64 `mapstructure:"max_bytes"`
 }
 
 // Attributes names span attributes to read instead of the dialects' own.
@@ -210,7 +216,7 @@ func Default() *Config {
 		MaxChunks:          100,
 		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          1000,
-		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second},
+		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second, MaxTraces: 10000, MaxBytes: 16 << 20},
 		Judge:              defaultJudge(),
 		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
 	}
@@ -360,6 +366,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxSeries < 1 {
 		add("max_series: must be at least 1, got %d", c.MaxSeries)
+	}
+	if c.TraceJoin.MaxTraces < 1 {
+		add("trace_join.max_traces: must be at least 1, got %d", c.TraceJoin.MaxTraces)
+	}
+	if c.TraceJoin.MaxBytes < 1 {
+		add("trace_join.max_bytes: must be at least 1, got %d", c.TraceJoin.MaxBytes)
 	}
 	if c.TraceJoin.Enabled {
 		if durationAtLeast(add, "trace_join.wait", c.TraceJoin.Wait, minDuration) && c.MaxWait > 0 && c.TraceJoin.Wait >= c.MaxWait {

@@ -44,7 +44,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.SamplingPercentage != 100 || cfg.Threshold != 0.7 || cfg.TopK != 0 ||
 		strings.Join(cfg.ReferenceSources, ",") != "reference,answer" ||
 		cfg.MaxWait != 30*time.Second || cfg.MaxPendingSpans != 10000 ||
-		cfg.TraceJoin.Enabled || cfg.TraceJoin.Wait != 10*time.Second ||
+		cfg.TraceJoin.Enabled || cfg.TraceJoin.Wait != 10*time.Second || cfg.TraceJoin.MaxTraces != 10000 || cfg.TraceJoin.MaxBytes != 16<<20 ||
 		cfg.Attributes != (Attributes{}) ||
 		cfg.Judge.Model != "builtin:lexical" || cfg.Judge.BaseURL != "" || cfg.Judge.APIKey != "" ||
 		cfg.Judge.Mode != "per_chunk" || cfg.Judge.ClientConfig.Timeout != 10*time.Second ||
@@ -76,7 +76,7 @@ func TestFullConfig(t *testing.T) {
 		MaxChunks:          50,
 		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          200,
-		TraceJoin:          TraceJoin{Enabled: true, Wait: 5 * time.Second},
+		TraceJoin:          TraceJoin{Enabled: true, Wait: 5 * time.Second, MaxTraces: 500, MaxBytes: 1 << 20},
 		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index"},
 		Judge: Judge{
 			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",

@@ -63,9 +63,10 @@ type ragProcessor struct {
 	drained   chan struct{} // closed when held reaches 0 after closed
 	// joins are the traces whose answer held spans wait for (trace_join).
 	joins map[pcommon.TraceID]*traceJoin
-	// joining mirrors len(joins) so that batches skip the answer scan
-	// without taking the lock when nothing waits.
+	// joining mirrors len(joins).
 	joining atomic.Int64
+	// answers remembers recent traces' answers (trace_join).
+	answers *answerMemory
 
 	fwd *forwarder
 }
@@ -101,6 +102,8 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		stop:      stop,
 		joins:     make(map[pcommon.TraceID]*traceJoin),
 	}
+	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
+		func(n int64) { tel.traceAnswersEvicted.Add(context.Background(), n) })
 	p.fwd = newForwarder(p)
 	return p, nil
 }
@@ -152,6 +155,9 @@ type consumeState struct {
 // are neither changed nor delayed; spans judged inline go on scored.
 func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	st := consumeState{ctx: ctx}
+	if p.cfg.TraceJoin.Enabled {
+		p.observeAnswers(td)
+	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -211,9 +217,6 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	}
 	p.tel.recordCandidates(ctx, &st.counts)
 	removeEmptied(td, st.emptied)
-	if p.joining.Load() > 0 {
-		p.observeAnswers(td)
-	}
 
 	if len(st.held) > 0 && td.ResourceSpans().Len() == 0 {
 		p.startAll(st.held)
@@ -253,7 +256,14 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	}
 	h := &heldSpan{ret: ret, service: service, dataSource: dataSource, arrived: st.now, deadline: st.now.Add(p.cfg.MaxWait)}
 	if needJoin {
-		return h
+		answer, known := p.knownAnswer(span)
+		if !known {
+			return h
+		}
+		if src, ref, _ = p.pickReference(ret, answer, true); src == "" {
+			p.markUnscored(span, statusNoReference, "")
+			return nil
+		}
 	}
 	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: ret.Chunks}
 	if p.engine.Inline() && p.now().Before(st.inlineEnds) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -41,6 +42,8 @@ const (
 	metricHeld         = metricPrefix + "held_spans"
 	metricDropped      = metricPrefix + "dropped_spans_total"
 	metricSeriesFolded = metricPrefix + "series_folded_total"
+	metricTraceAnswers = metricPrefix + "trace_answers"
+	metricAnswersLost  = metricPrefix + "trace_answers_evicted_total"
 )
 
 // Label keys.
@@ -82,6 +85,11 @@ type telemetry struct {
 	seriesFolded metric.Int64Counter
 	judgeUp      metric.Int64ObservableGauge
 	registration metric.Registration
+	// traceAnswers is the number of traces whose answers are remembered
+	// (trace_join), as last seen.
+	traceAnswers        *lastValue
+	traceAnswersGauge   metric.Int64ObservableGauge
+	traceAnswersEvicted metric.Int64Counter
 
 	judgeModel string
 	pricing    config.Pricing
@@ -147,6 +155,10 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 	up, err := m.Int64ObservableGauge(metricJudgeUp, metric.WithDescription("1 while the judge answers, 0 while its health breaker is open (it failed repeatedly; see the reason of judge_error spans)."), metric.WithUnit("1"))
 	errs = append(errs, err)
 	t.judgeUp = up
+	t.traceAnswers = &lastValue{}
+	t.traceAnswersGauge, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
+	errs = append(errs, err)
+	t.traceAnswersEvicted = c(metricAnswersLost, "Trace answers forgotten before trace_join.wait passed, for lack of room (trace_join.max_traces, max_bytes).", "{traces}")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -157,8 +169,9 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 			v = 1
 		}
 		o.ObserveInt64(t.judgeUp, v, t.model)
+		o.ObserveInt64(t.traceAnswersGauge, t.traceAnswers.get())
 		return nil
-	}, t.judgeUp)
+	}, t.judgeUp, t.traceAnswersGauge)
 	if err != nil {
 		return nil, err
 	}
@@ -365,3 +378,9 @@ func (l *seriesLimiter) admit(service, dataSource string) (string, string, bool)
 	l.seen[key] = struct{}{}
 	return service, dataSource, false
 }
+
+// lastValue is a gauge's value as last recorded.
+type lastValue struct{ v atomic.Int64 }
+
+func (l *lastValue) Record(n int) { l.v.Store(int64(n)) }
+func (l *lastValue) get() int64   { return l.v.Load() }

@@ -24,17 +24,43 @@ type traceJoin struct {
 	timers   map[*heldSpan]*time.Timer
 }
 
-// joinLocked registers h as waiting for its trace's answer. p.mu is held.
+// joinLocked registers h as waiting for its trace's answer, starting from
+// what the trace has said so far. p.mu is held.
 func (p *ragProcessor) joinLocked(h *heldSpan) *traceJoin {
 	id := h.span.TraceID()
 	j, ok := p.joins[id]
 	if !ok {
 		j = &traceJoin{id: id, timers: map[*heldSpan]*time.Timer{}}
+		if a, ok := p.answers.get(id, p.now()); ok {
+			j.root, j.rootDone, j.llm, j.llmEnd = a.root, a.rootDone, a.llm, a.llmEnd
+		}
 		p.joins[id] = j
 		p.joining.Add(1)
 	}
 	j.waiters = append(j.waiters, h)
 	return j
+}
+
+// knownAnswer returns the answer of span's trace when waiting could not
+// improve it: the root span has been seen (in this batch or an earlier
+// one), or span is the root itself. known is false when the root may still
+// come.
+func (p *ragProcessor) knownAnswer(span ptrace.Span) (answer string, known bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a, ok := p.answers.get(span.TraceID(), p.now())
+	switch {
+	case ok && a.rootDone:
+		return a.best(), true
+	case span.ParentSpanID().IsEmpty():
+		// The root span does not wait for itself: what its own output and
+		// the trace's LLM spans said is all there will be.
+		if ok {
+			return a.best(), true
+		}
+		return "", true
+	}
+	return "", false
 }
 
 // leaveLocked unregisters h from its trace's join. p.mu is held.
@@ -93,50 +119,55 @@ func (p *ragProcessor) joinEnded(h *heldSpan) {
 	p.judgeJoined(h, answer)
 }
 
-// observeAnswers looks through a batch for the answers of traces that held
-// spans wait for. Spans are matched under the lock; their answers, which
-// may be JSON, are read outside it.
+// observeAnswers looks through a batch for its traces' answers: the root
+// span's output, and the last-ending LLM span's. They are remembered for
+// trace_join.wait (answerMemory), and handed to the held spans waiting for
+// them; a root span's arrival ends their wait. It runs before the batch's
+// own retrieval spans are read, so that those find the answers of their
+// batch too.
 func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
-	type match struct {
-		join *traceJoin
-		span ptrace.Span
+	type found struct {
+		id   pcommon.TraceID
+		a    spanreader.AnswerSpan
+		root bool
 	}
-	var matches []match
-	p.mu.Lock()
+	var seen []found
 	forEachSpan(td, func(_ pcommon.Resource, span ptrace.Span) {
-		if join, ok := p.joins[span.TraceID()]; ok {
-			matches = append(matches, match{join, span})
+		a, ok := p.reader.TraceAnswer(span)
+		root := span.ParentSpanID().IsEmpty()
+		if ok || root {
+			seen = append(seen, found{id: span.TraceID(), a: a, root: root})
 		}
 	})
-	p.mu.Unlock()
-	if len(matches) == 0 {
+	if len(seen) == 0 {
 		return
 	}
-
-	answers := make([]spanreader.AnswerSpan, len(matches))
-	found := make([]bool, len(matches))
-	for i, m := range matches {
-		answers[i], found[i] = p.reader.TraceAnswer(m.span)
-	}
+	now := p.now()
 	var woken []*heldSpan
 	p.mu.Lock()
-	for i, m := range matches {
-		join, a := m.join, answers[i]
+	for _, f := range seen {
+		p.answers.record(f.id, f.a.Text, f.root, f.a.End, now)
+		join, ok := p.joins[f.id]
+		if !ok {
+			continue
+		}
 		switch {
-		case m.span.ParentSpanID().IsEmpty():
+		case f.root:
 			if !join.rootDone {
-				join.root, join.rootDone = a.Text, true
+				join.root, join.rootDone = f.a.Text, true
 				for _, h := range join.waiters {
 					if h.phase == phaseJoining {
 						woken = append(woken, h)
 					}
 				}
 			}
-		case found[i] && a.End >= join.llmEnd:
-			join.llm, join.llmEnd = a.Text, a.End
+		case f.a.End >= join.llmEnd:
+			join.llm, join.llmEnd = f.a.Text, f.a.End
 		}
 	}
+	n := p.answers.len()
 	p.mu.Unlock()
+	p.tel.traceAnswers.Record(n)
 	for _, h := range woken {
 		p.joinEnded(h)
 	}
