@@ -283,26 +283,6 @@ func TestDefaultParamsIsACopy(t *testing.T) {
 	}
 }
 
-// BenchmarkJudge judges a 10-chunk retrieval of ~100-word paragraphs and
-// reports the cost per chunk.
-func BenchmarkJudge(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := strings.Fields(strings.Join(corliss.chunks, " "))
-	chunks := make([]string, 10)
-	for i := range chunks {
-		w := make([]string, 100)
-		for j := range w {
-			w[j] = words[rng.IntN(len(words))]
-		}
-		chunks[i] = strings.Join(w, " ")
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		lexical.Judge(corliss.query, corliss.reference, chunks)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
-}
-
 // A generated answer is a sentence, not a short span: the chunk about the
 // answer's own subject ("Paris …") is as relevant as the one about the
 // question's ("France's …"), and the unrelated one is not.
