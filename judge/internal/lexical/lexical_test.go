@@ -302,3 +302,59 @@ func TestJudgeSentenceReference(t *testing.T) {
 		t.Errorf("reason %q should name the chunk's subject", got[0].Reason)
 	}
 }
+
+// Params.ChunkRunes sets how much of a chunk is read, in either direction
+// from MaxChunkRunes: the caller's judge.max_chunk_chars applies here too.
+func TestJudgeChunkRunes(t *testing.T) {
+	filler := strings.Repeat("filler words of no interest ", 400) // 11,200 runes
+	early := "Chief of Protocol " + filler
+	at := func(runes int) string { // the answer starting at the given rune
+		return strings.Repeat("x", runes-1) + " " + corliss.reference + " " + filler
+	}
+	chunks := func(answer string) []string { return []string{answer, corliss.chunks[5], corliss.chunks[3]} }
+	// want: the chunk is found to contain the answer.
+	tests := []struct {
+		name       string
+		chunkRunes int
+		chunk      string
+		want       bool
+	}{
+		{"default, answer early", 0, early, true},
+		{"default, answer past MaxChunkRunes", 0, at(lexical.MaxChunkRunes + 100), false},
+		{"4000, answer within", 4000, at(3000), true},
+		{"4000, answer straddling the cut", 4000, at(3995), false},
+		{"4000, answer past the cut", 4000, at(5000), false},
+		{"16000, answer past MaxChunkRunes", 16000, at(lexical.MaxChunkRunes + 100), true},
+		{"negative is the default", -1, at(lexical.MaxChunkRunes + 100), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := lexical.DefaultParams()
+			p.ChunkRunes = tc.chunkRunes
+			v := p.Judge(corliss.query, corliss.reference, chunks(tc.chunk))[0]
+			if got := strings.HasPrefix(v.Reason, "contains the answer"); got != tc.want || got && !v.Relevant {
+				t.Errorf("answer found: %v, want %v (%v: %s)", got, tc.want, v.Relevant, v.Reason)
+			}
+		})
+	}
+}
+
+// A Prepared judges as Judge does, for any chunks, from many goroutines.
+func TestPreparedSameAsJudge(t *testing.T) {
+	pr := lexical.DefaultParams().Prepare(corliss.query, corliss.reference)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n <= len(corliss.chunks); n++ {
+				chunks := corliss.chunks[(g+n)%len(corliss.chunks):]
+				chunks = chunks[:min(n, len(chunks))]
+				if got, want := pr.Judge(chunks), lexical.Judge(corliss.query, corliss.reference, chunks); !reflect.DeepEqual(got, want) {
+					t.Errorf("%d chunks: prepared %+v, Judge %+v", len(chunks), got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
