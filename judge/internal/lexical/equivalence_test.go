@@ -18,13 +18,16 @@ import (
 // reach the corners of the tokenizer.
 
 // sameAsReference reports how the optimised judge's verdicts differ from
-// the reference's, or "" when they do not.
+// the reference's, or "" when they do not: the same relevance, and the same
+// reason but for the confidence the optimised judge adds at its end.
 func sameAsReference(got []Verdict, want []refVerdict) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d verdicts, reference %d", len(got), len(want))
 	}
 	for i := range got {
-		if got[i].Relevant != want[i].Relevant || got[i].Reason != want[i].Reason {
+		// The reason is the reference's, followed by the confidence.
+		suffix := string(appendConfidence(nil, got[i].Confidence))
+		if got[i].Relevant != want[i].Relevant || got[i].Reason != want[i].Reason+suffix {
 			return fmt.Sprintf("chunk %d: %v %q\nreference: %v %q", i, got[i].Relevant, got[i].Reason, want[i].Relevant, want[i].Reason)
 		}
 	}
@@ -184,6 +187,9 @@ func TestSameAsReferenceRandom(t *testing.T) {
 		}
 		checkSame(t, p, query, reference, chunks)
 		for _, v := range p.Judge(query, reference, chunks) {
+			if !(v.Confidence >= 0 && v.Confidence <= 1) {
+				t.Fatalf("confidence %v out of [0, 1] with %+v", v.Confidence, p)
+			}
 			for _, k := range reasonKinds {
 				if strings.Contains(v.Reason, k) {
 					seen[k] = true

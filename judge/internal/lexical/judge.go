@@ -42,8 +42,15 @@ const maxPooledWords = 1 << 16
 // reference, as Params.Judge does.
 func (r *Prepared) Judge(chunks []string) []Verdict {
 	out := make([]Verdict, len(chunks))
+	r.judge(chunks, out, nil)
+	return out
+}
+
+// judge sets out[i] to chunk i's verdict and, when decisions is not nil,
+// decisions[i] to how it was reached.
+func (r *Prepared) judge(chunks []string, out []Verdict, decisions []decision) {
 	if len(chunks) == 0 {
-		return out
+		return
 	}
 	b := judgeBufferPool.Get().(*judgeBuffers)
 	defer func() {
@@ -136,7 +143,8 @@ func (r *Prepared) Judge(chunks []string) []Verdict {
 	// holds. One found in most chunks ("1998" in a retrieval of 1998
 	// albums) is left to the scores.
 	answerDecides := 2*answerDF <= n
-	cut := p.cut(b.scores)
+	spread := p.spread(b.scores)
+	cut := spread.cut
 	b.reasons, b.ends = b.reasons[:0], b.ends[:0]
 	for i, s := range b.sigs {
 		f := &b.infos[i]
@@ -145,9 +153,15 @@ func (r *Prepared) Judge(chunks []string) []Verdict {
 			ev = 1
 		}
 		rel := b.scores[i] >= cut && ev >= p.MinEvidence || f.answer && answerDecides
+		d := decision{relevant: rel, score: b.scores[i], evidence: ev}
 		out[i].Relevant = rel
+		out[i].Confidence = p.confidence(d, spread)
 		b.reasons = r.appendReason(b.reasons, chunks[i], f, &s, rel, ev, b.scores[i], cut)
+		b.reasons = appendConfidence(b.reasons, out[i].Confidence)
 		b.ends = append(b.ends, len(b.reasons))
+		if decisions != nil {
+			decisions[i] = d
+		}
 	}
 	// One string for all the reasons: one allocation instead of one each.
 	all := string(b.reasons)
@@ -156,7 +170,6 @@ func (r *Prepared) Judge(chunks []string) []Verdict {
 		out[i].Reason = all[start:end]
 		start = end
 	}
-	return out
 }
 
 // resize returns s with length n, zeroed, reusing its array when it can.
@@ -179,8 +192,15 @@ func forEachBit(set []uint64, f func(int)) {
 	}
 }
 
-// cut is the score a chunk needs, relative to the retrieval.
-func (p *Params) cut(scores []float64) float64 {
+// spread is how a retrieval's scores are spread, and the cut it sets.
+type spread struct {
+	n                   int
+	best, mean, sd, cut float64
+}
+
+// spread returns the scores' spread and the score a chunk needs, relative to
+// the retrieval.
+func (p *Params) spread(scores []float64) spread {
 	var best, mean, sd float64
 	for _, s := range scores {
 		best = math.Max(best, s)
@@ -191,7 +211,7 @@ func (p *Params) cut(scores []float64) float64 {
 		sd += (s - mean) * (s - mean)
 	}
 	sd = math.Sqrt(sd / float64(len(scores)))
-	return math.Min(p.Alpha*best, mean+p.Beta*sd)
+	return spread{n: len(scores), best: best, mean: mean, sd: sd, cut: math.Min(p.Alpha*best, mean+p.Beta*sd)}
 }
 
 // inverseDF is the smoothed inverse document frequency of a term found in

@@ -42,6 +42,19 @@
 // at most half of the chunks. A short reference found nearly everywhere (a
 // year, a common word) is left to the scores.
 //
+// # Confidence
+//
+// Each verdict carries a confidence in [0, 1]: how far it is from going the
+// other way, by each rule's margin (confidence.go). The relative rule's
+// margin counts only as far as the retrieval has contrast, so a retrieval
+// of one chunk, or of chunks that score alike, gets no confident relevant
+// verdict: with nothing to compare, the judge calls most on-topic chunks
+// relevant, and says so. A chunk below the evidence floor needs no other
+// chunk to be judged irrelevant, and keeps its confidence. On the held-out
+// half of the HotpotQA sample, whole retrievals, three verdicts in four have
+// a confidence of at least 0.5 and 98% of those are right (the report in
+// confidence_test.go): a cascade can keep them and ask an LLM about the rest.
+//
 // # Limits
 //
 // Only the first MaxChunkRunes runes of a chunk (or Params.ChunkRunes) and
@@ -79,8 +92,12 @@ type Verdict struct {
 	Relevant bool
 	// Reason is one short sentence naming the evidence. It quotes at most a
 	// few words (of the reference, a query name or the chunk's subject),
-	// never the chunk.
+	// never the chunk. It ends with the confidence: " (confidence 0.82)".
 	Reason string
+	// Confidence, in [0, 1], is how far the verdict is from going the other
+	// way (see the package comment): 0 on the boundary, or when nothing
+	// but the other chunks decided it.
+	Confidence float64
 }
 
 // Params are the judge's constants. DefaultParams returns the tuned values;

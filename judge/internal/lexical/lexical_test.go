@@ -48,7 +48,7 @@ func TestJudgeExample(t *testing.T) {
 		}
 		t.Fatalf("verdicts %v, want %v", got, corliss.truth)
 	}
-	if want := `contains the answer "Chief of Protocol"`; vs[1].Reason != want {
+	if want := `contains the answer "Chief of Protocol" (confidence `; !strings.HasPrefix(vs[1].Reason, want) {
 		t.Errorf("reason %q, want %q", vs[1].Reason, want)
 	}
 	if !strings.Contains(vs[4].Reason, `"Kiss and Tell"`) {
@@ -357,4 +357,40 @@ func TestPreparedSameAsJudge(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Confidence is 0 for a relevant verdict that only the absence of other
+// chunks, or of any difference between them, allowed; a chunk far below
+// the evidence floor is surely irrelevant; and the reason ends with it.
+func TestJudgeConfidence(t *testing.T) {
+	kiss, craft := corliss.chunks[4], corliss.chunks[5]
+	cases := []struct {
+		name   string
+		chunks []string
+	}{
+		{"one chunk", []string{kiss}},
+		{"identical chunks", []string{kiss, kiss, kiss}},
+	}
+	for _, tc := range cases {
+		for i, v := range lexical.Judge(corliss.query, "", tc.chunks) {
+			if !v.Relevant || v.Confidence != 0 {
+				t.Errorf("%s, chunk %d: relevant %v with confidence %v, want relevant with 0", tc.name, i, v.Relevant, v.Confidence)
+			}
+		}
+	}
+	vs := lexical.Judge(corliss.query, corliss.reference, corliss.chunks)
+	if v := vs[5]; v.Relevant || v.Confidence != 1 {
+		t.Errorf("unrelated chunk: relevant %v with confidence %v, want irrelevant with 1", v.Relevant, v.Confidence)
+	}
+	if v := vs[4]; !v.Relevant || v.Confidence < 0.5 {
+		t.Errorf("chunk about a query name: relevant %v with confidence %v, want relevant with >= 0.5", v.Relevant, v.Confidence)
+	}
+	if v := lexical.Judge(corliss.query, "", []string{craft})[0]; v.Relevant || v.Confidence != 1 {
+		t.Errorf("one unrelated chunk: relevant %v with confidence %v, want irrelevant with 1: the floor needs no other chunk", v.Relevant, v.Confidence)
+	}
+	for i, v := range vs {
+		if want := fmt.Sprintf(" (confidence %.2f)", v.Confidence); !strings.HasSuffix(v.Reason, want) {
+			t.Errorf("chunk %d: reason %q does not end with %q", i, v.Reason, want)
+		}
+	}
 }
