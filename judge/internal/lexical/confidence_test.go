@@ -303,3 +303,61 @@ func TestConfidenceInformative(t *testing.T) {
 		}
 	}
 }
+
+// TestConfidenceTuning is how the confidence's scales were chosen, run on
+// demand with LEXICAL_TUNE=1 go test -run ConfidenceTuning -v: for each
+// combination on a grid it reports the confidence's AUC on the tuning half
+// (both chunk variants) for whole, 5-chunk, 3-chunk and single-chunk
+// retrievals, and their mean, best first. It never looks at the held-out
+// half.
+func TestConfidenceTuning(t *testing.T) {
+	if os.Getenv("LEXICAL_TUNE") == "" {
+		t.Skip("set LEXICAL_TUNE=1 to run")
+	}
+	qs := hotpotqa.Select(loadHotpotQA(t), hotpotqa.Tune)
+	sets := []struct {
+		name string
+		of   func(titles bool) []retrieval
+	}{
+		{"whole", func(titles bool) []retrieval { return wholeRetrievals(qs, titles) }},
+		{"first 5", func(titles bool) []retrieval { return firstChunks(qs, titles, 5) }},
+		{"first 3", func(titles bool) []retrieval { return firstChunks(qs, titles, 3) }},
+		{"single", func(titles bool) []retrieval { return singleChunks(qs, titles) }},
+	}
+	type result struct {
+		scales [3]float64
+		aucs   []float64
+		mean   float64
+	}
+	var results []result
+	for _, relative := range []float64{0.25, 0.5, 1} {
+		for _, contrast := range []float64{0.1, 0.25, 0.5, 1} {
+			for _, absent := range []float64{0.25, 0.5, 1} {
+				r := result{scales: [3]float64{relative, contrast, absent}}
+				for _, set := range sets {
+					var os []outcome
+					for _, titles := range []bool{false, true} {
+						for _, rt := range set.of(titles) {
+							vs, confs := lexical.ConfidencesWithScales(rt.query, rt.reference, rt.chunks, relative, contrast, absent)
+							for i, v := range vs {
+								os = append(os, outcome{v.Relevant, rt.truth[i], confs[i]})
+							}
+						}
+					}
+					r.aucs = append(r.aucs, auc(os))
+					r.mean += auc(os) / float64(len(sets))
+				}
+				results = append(results, r)
+			}
+		}
+	}
+	slices.SortStableFunc(results, func(a, b result) int { return cmp.Compare(b.mean, a.mean) })
+	t.Logf("relative contrast absent   mean AUC  (%s)", "whole, first 5, first 3, single")
+	for _, r := range results {
+		mark := ""
+		if r.scales == lexical.DefaultConfidenceScales {
+			mark = "  <- default"
+		}
+		t.Logf("%8.2f %8.2f %6.2f   %.4f  %.3f%s", r.scales[0], r.scales[1], r.scales[2], r.mean, r.aucs, mark)
+	}
+}
