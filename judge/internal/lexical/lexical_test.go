@@ -48,7 +48,7 @@ func TestJudgeExample(t *testing.T) {
 		}
 		t.Fatalf("verdicts %v, want %v", got, corliss.truth)
 	}
-	if want := `contains the answer "Chief of Protocol"`; vs[1].Reason != want {
+	if want := `contains the answer "Chief of Protocol" (confidence `; !strings.HasPrefix(vs[1].Reason, want) {
 		t.Errorf("reason %q, want %q", vs[1].Reason, want)
 	}
 	if !strings.Contains(vs[4].Reason, `"Kiss and Tell"`) {
@@ -283,26 +283,6 @@ func TestDefaultParamsIsACopy(t *testing.T) {
 	}
 }
 
-// BenchmarkJudge judges a 10-chunk retrieval of ~100-word paragraphs and
-// reports the cost per chunk.
-func BenchmarkJudge(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := strings.Fields(strings.Join(corliss.chunks, " "))
-	chunks := make([]string, 10)
-	for i := range chunks {
-		w := make([]string, 100)
-		for j := range w {
-			w[j] = words[rng.IntN(len(words))]
-		}
-		chunks[i] = strings.Join(w, " ")
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		lexical.Judge(corliss.query, corliss.reference, chunks)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(chunks)), "ns/chunk")
-}
-
 // A generated answer is a sentence, not a short span: the chunk about the
 // answer's own subject ("Paris …") is as relevant as the one about the
 // question's ("France's …"), and the unrelated one is not.
@@ -320,5 +300,97 @@ func TestJudgeSentenceReference(t *testing.T) {
 	}
 	if !strings.Contains(got[0].Reason, `"Paris"`) {
 		t.Errorf("reason %q should name the chunk's subject", got[0].Reason)
+	}
+}
+
+// Params.ChunkRunes sets how much of a chunk is read, in either direction
+// from MaxChunkRunes: the caller's judge.max_chunk_chars applies here too.
+func TestJudgeChunkRunes(t *testing.T) {
+	filler := strings.Repeat("filler words of no interest ", 400) // 11,200 runes
+	early := "Chief of Protocol " + filler
+	at := func(runes int) string { // the answer starting at the given rune
+		return strings.Repeat("x", runes-1) + " " + corliss.reference + " " + filler
+	}
+	chunks := func(answer string) []string { return []string{answer, corliss.chunks[5], corliss.chunks[3]} }
+	// want: the chunk is found to contain the answer.
+	tests := []struct {
+		name       string
+		chunkRunes int
+		chunk      string
+		want       bool
+	}{
+		{"default, answer early", 0, early, true},
+		{"default, answer past MaxChunkRunes", 0, at(lexical.MaxChunkRunes + 100), false},
+		{"4000, answer within", 4000, at(3000), true},
+		{"4000, answer straddling the cut", 4000, at(3995), false},
+		{"4000, answer past the cut", 4000, at(5000), false},
+		{"16000, answer past MaxChunkRunes", 16000, at(lexical.MaxChunkRunes + 100), true},
+		{"negative is the default", -1, at(lexical.MaxChunkRunes + 100), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := lexical.DefaultParams()
+			p.ChunkRunes = tc.chunkRunes
+			v := p.Judge(corliss.query, corliss.reference, chunks(tc.chunk))[0]
+			if got := strings.HasPrefix(v.Reason, "contains the answer"); got != tc.want || got && !v.Relevant {
+				t.Errorf("answer found: %v, want %v (%v: %s)", got, tc.want, v.Relevant, v.Reason)
+			}
+		})
+	}
+}
+
+// A Prepared judges as Judge does, for any chunks, from many goroutines.
+func TestPreparedSameAsJudge(t *testing.T) {
+	pr := lexical.DefaultParams().Prepare(corliss.query, corliss.reference)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n <= len(corliss.chunks); n++ {
+				chunks := corliss.chunks[(g+n)%len(corliss.chunks):]
+				chunks = chunks[:min(n, len(chunks))]
+				if got, want := pr.Judge(chunks), lexical.Judge(corliss.query, corliss.reference, chunks); !reflect.DeepEqual(got, want) {
+					t.Errorf("%d chunks: prepared %+v, Judge %+v", len(chunks), got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Confidence is 0 for a relevant verdict that only the absence of other
+// chunks, or of any difference between them, allowed; a chunk far below
+// the evidence floor is surely irrelevant; and the reason ends with it.
+func TestJudgeConfidence(t *testing.T) {
+	kiss, craft := corliss.chunks[4], corliss.chunks[5]
+	cases := []struct {
+		name   string
+		chunks []string
+	}{
+		{"one chunk", []string{kiss}},
+		{"identical chunks", []string{kiss, kiss, kiss}},
+	}
+	for _, tc := range cases {
+		for i, v := range lexical.Judge(corliss.query, "", tc.chunks) {
+			if !v.Relevant || v.Confidence != 0 {
+				t.Errorf("%s, chunk %d: relevant %v with confidence %v, want relevant with 0", tc.name, i, v.Relevant, v.Confidence)
+			}
+		}
+	}
+	vs := lexical.Judge(corliss.query, corliss.reference, corliss.chunks)
+	if v := vs[5]; v.Relevant || v.Confidence != 1 {
+		t.Errorf("unrelated chunk: relevant %v with confidence %v, want irrelevant with 1", v.Relevant, v.Confidence)
+	}
+	if v := vs[4]; !v.Relevant || v.Confidence < 0.5 {
+		t.Errorf("chunk about a query name: relevant %v with confidence %v, want relevant with >= 0.5", v.Relevant, v.Confidence)
+	}
+	if v := lexical.Judge(corliss.query, "", []string{craft})[0]; v.Relevant || v.Confidence != 1 {
+		t.Errorf("one unrelated chunk: relevant %v with confidence %v, want irrelevant with 1: the floor needs no other chunk", v.Relevant, v.Confidence)
+	}
+	for i, v := range vs {
+		if want := fmt.Sprintf(" (confidence %.2f)", v.Confidence); !strings.HasSuffix(v.Reason, want) {
+			t.Errorf("chunk %d: reason %q does not end with %q", i, v.Reason, want)
+		}
 	}
 }

@@ -1,12 +1,23 @@
 package lexical
 
 import (
-	"strings"
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
 
-// token is one word of a text.
+// Words are maximal runs of letters, digits and combining marks. A '.' or
+// ',' between two ASCII digits stays inside the word, so "3,677" and "1.5"
+// are one word on both the reference and the chunk side. Invalid UTF-8 is a
+// separator, never an error.
+//
+// Two readers share these rules: tokenize, which keeps every word of the
+// query and the reference as a token, and the chunk scanner (scan.go), which
+// looks each word up as it goes and keeps nothing. Both walk the text with a
+// wordReader, so that they cannot disagree on where words are.
+
+// token is one word of the query or the reference.
 type token struct {
 	// raw is the word as written, for quoting in reasons.
 	raw string
@@ -27,92 +38,312 @@ type token struct {
 	brk bool
 }
 
-// tokenize splits s into words: maximal runs of letters, digits and
-// combining marks. A '.' or ',' between two ASCII digits stays inside the
-// word, so "3,677" and "1.5" are one token on both the reference and the chunk
-// side. Invalid UTF-8 is a separator, never an error. Only the first maxRunes
-// runes of s are read, which bounds the work spent on a huge text. The
-// tokens are appended to dst[:0], so that a caller can reuse one buffer.
+// tokenize splits s into tokens. Only the first maxRunes runes of s are
+// read, which bounds the work spent on a huge text. The tokens are appended
+// to dst[:0].
 func tokenize(dst []token, s string, maxRunes int) []token {
-	// Find the end of the text to read and whether it is all ASCII, the
-	// common case, which is lower-cased in one go: its words' lower-case
-	// forms are then slices of one string rather than strings of their own.
-	end, runes, ascii := 0, 0, true
+	z := tokenizer{toks: dst}
+	return z.tokenize(s, maxRunes)
+}
+
+// tokenizer holds tokenize's buffers, for a caller to reuse.
+type tokenizer struct {
+	toks  []token
+	spans []wordSpan
+	lower []byte
+}
+
+// wordSpan locates a token's word and stem in the lower-case buffer, which
+// may move while it grows.
+type wordSpan struct{ word, stem [2]int }
+
+// tokenize is tokenize with z's buffers; the tokens are valid until the
+// next call. The lower-cased words and stems of all tokens share one
+// allocation.
+func (z *tokenizer) tokenize(s string, maxRunes int) []token {
+	s = cut(s, maxRunes)
+	toks, spans, lower := z.toks[:0], z.spans[:0], z.lower[:0]
+	w := wordReader{s: s}
+	for {
+		start, end, brk, ascii := w.next()
+		if start < 0 {
+			break
+		}
+		raw := s[start:end]
+		at := len(lower)
+		lower = appendLower(lower, raw, ascii)
+		word := lower[at:]
+		sp := wordSpan{word: [2]int{at, len(lower)}}
+		switch k, y := stemLen(word); {
+		case y:
+			lower = append(lower, word[:k]...)
+			lower = append(lower, 'y')
+			sp.stem = [2]int{len(lower) - k - 1, len(lower)}
+		default:
+			sp.stem = [2]int{at, at + k}
+		}
+		toks = append(toks, token{
+			raw:   raw,
+			upper: startsUpper(raw, ascii),
+			stop:  isStopWord(word, hashWord(word)),
+			brk:   brk,
+		})
+		spans = append(spans, sp)
+	}
+	all := string(lower)
+	for i, sp := range spans {
+		toks[i].word = all[sp.word[0]:sp.word[1]]
+		toks[i].stem = all[sp.stem[0]:sp.stem[1]]
+	}
+	z.toks, z.spans, z.lower = toks, spans, lower
+	return toks
+}
+
+// cut returns the first maxRunes runes of s.
+func cut(s string, maxRunes int) string {
+	if len(s) <= maxRunes {
+		return s // no more runes than bytes
+	}
+	end, runes := 0, 0
 	for end < len(s) && runes < maxRunes {
 		if s[end] < utf8.RuneSelf {
 			end++
 		} else {
 			_, size := utf8.DecodeRuneInString(s[end:])
 			end += size
-			ascii = false
 		}
 		runes++
 	}
-	s = s[:end]
-	lower := ""
-	if ascii {
-		lower = strings.ToLower(s) // s itself, without a copy, when already lower case
-	}
+	return s[:end]
+}
 
-	toks := dst[:0]
-	if want := len(s)/5 + 1; cap(toks) < want {
-		toks = make([]token, 0, want) // about one word per 5-6 bytes of English
-	}
-	start := -1 // byte offset of the word being read; -1 between words
-	brk := false
-	flush := func(end int) {
-		if start < 0 {
-			return
+// wordReader yields the words of a text one at a time.
+type wordReader struct {
+	s   string
+	pos int // where the next word is looked for
+}
+
+// next returns the next word, s[start:end], whether punctuation separates it
+// from the previous word (see token.brk), and whether it is all ASCII. At
+// the end of the text start is -1.
+//
+// A word ends at the separator after it, which is left for the next call:
+// that separator is what breaks (or not) the word after.
+func (w *wordReader) next() (start, end int, brk, ascii bool) {
+	s := w.s
+	start, ascii = -1, true
+	i := w.pos
+	for i < len(s) {
+		switch asciiClass[s[i]] {
+		case asciiWord:
+			if start < 0 {
+				start = i
+			}
+			i += asciiWordBytes(s, i)
+			continue
+		case asciiNumberMark:
+			if start >= 0 && betweenDigits(s, i) {
+				i++ // inside a number
+				continue
+			}
+			if start >= 0 {
+				w.pos = i
+				return start, i, brk, ascii
+			}
+			brk = true
+			i++
+			continue
+		case asciiBreak:
+			if start >= 0 {
+				w.pos = i
+				return start, i, brk, ascii
+			}
+			brk = true
+			i++
+			continue
+		case asciiJoin:
+			if start >= 0 {
+				w.pos = i
+				return start, i, brk, ascii
+			}
+			i++
+			continue
 		}
-		raw := s[start:end]
-		var w string
-		var first rune
-		if ascii {
-			w, first = lower[start:end], rune(raw[0])
-		} else {
-			w = strings.ToLower(raw) // raw itself when already lower case
-			first, _ = utf8.DecodeRuneInString(raw)
-		}
-		toks = append(toks, token{
-			raw:   raw,
-			word:  w,
-			stem:  stem(w),
-			upper: unicode.IsUpper(first) || unicode.IsDigit(first),
-			stop:  IsStopWord(w),
-			brk:   brk,
-		})
-		start, brk = -1, false
-	}
-	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
-		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError: // an invalid byte, or a literal U+FFFD
-			flush(i)
+			if start >= 0 {
+				w.pos = i
+				return start, i, brk, ascii
+			}
 			brk = true
 		case isWordRune(r):
 			if start < 0 {
 				start = i
 			}
-		case (r == '.' || r == ',') && start >= 0 && betweenDigits(s, i):
-			// inside a number
-		default:
-			flush(i)
-			if !unicode.IsSpace(r) && !isJoiner(r) {
-				brk = true
-			}
+			ascii = false
+		case start >= 0:
+			w.pos = i
+			return start, i, brk, ascii
+		case !unicode.IsSpace(r) && !isJoiner(r):
+			brk = true
 		}
 		i += size
 	}
-	flush(len(s))
-	return toks
+	w.pos = i
+	if start < 0 {
+		return -1, -1, brk, ascii
+	}
+	return start, i, brk, ascii
+}
+
+// asciiWordBytes returns how many bytes from s[i], an ASCII letter or
+// digit, are ASCII letters or digits, looking at eight at a time: most words
+// are read in one step instead of one per byte. It stops at the first other
+// byte or at the end of the block (the caller reads on from there).
+func asciiWordBytes(s string, i int) int {
+	if i+8 > len(s) {
+		return 1
+	}
+	const ones = 0x0101010101010101
+	const high = ones * 0x80
+	x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+	// With no byte above 0x7f, adding at most 0x7f carries into no other
+	// byte; bytes above 0x7f are masked out of the result below.
+	v := x &^ high
+	folded := v | ones*0x20 // 'A'…'Z' to 'a'…'z'; no other byte lands there
+	letter := (folded + ones*(0x80-'a')) &^ (folded + ones*(0x7f-'z'))
+	digit := (v + ones*(0x80-'0')) &^ (v + ones*(0x7f-'9'))
+	word := (letter | digit) &^ x & high
+	n := bits.TrailingZeros64(^word&high) / 8
+	return max(n, 1)
+}
+
+// The classes of bytes: for ASCII, what the byte does to words; every byte
+// of a multi-byte rune is notASCII and the rune is decoded.
+const (
+	notASCII        = iota
+	asciiWord       // a letter or digit
+	asciiJoin       // white space or a joiner: ends a word, breaks no name
+	asciiBreak      // other punctuation: ends a word and breaks names
+	asciiNumberMark // '.' or ',': inside a number, otherwise a break
+)
+
+var asciiClass = func() (c [256]uint8) {
+	for b := 0; b < utf8.RuneSelf; b++ {
+		switch {
+		case isASCIIWordByte(byte(b)):
+			c[b] = asciiWord
+		case b == '.' || b == ',':
+			c[b] = asciiNumberMark
+		case isASCIISpace(byte(b)) || isJoiner(rune(b)):
+			c[b] = asciiJoin
+		default:
+			c[b] = asciiBreak
+		}
+	}
+	return c
+}()
+
+// appendLower appends the lower-case form of the word raw (as
+// strings.ToLower would give it) to dst.
+func appendLower(dst []byte, raw string, ascii bool) []byte {
+	if ascii {
+		for i := 0; i < len(raw); i++ {
+			dst = append(dst, asciiLower[raw[i]])
+		}
+		return dst
+	}
+	for _, r := range raw {
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+	}
+	return dst
+}
+
+// lowerHash sets *dst to the lower-case form of the word raw and returns its
+// hashWord. An ASCII word is lower-cased and hashed eight bytes at a time;
+// text is what raw was cut from, read past raw's end (and masked) to load
+// whole blocks.
+func lowerHash(dst *[]byte, text string, start, end int, ascii bool) uint64 {
+	raw := text[start:end]
+	if !ascii {
+		*dst = appendLower((*dst)[:0], raw, false)
+		return hashWord(*dst)
+	}
+	n := len(raw)
+	b := *dst
+	if cap(b) < n+8 {
+		b = make([]byte, 0, 2*n+8)
+	}
+	b = b[:n+8]
+	h := uint64(hashSeed)
+	for i := 0; ; i += 8 {
+		var block uint64
+		if start+i+8 <= len(text) {
+			block = binary.LittleEndian.Uint64([]byte(text[start+i : start+i+8]))
+		} else {
+			for j := 0; start+i+j < len(text) && j < 8; j++ {
+				block |= uint64(text[start+i+j]) << (8 * j)
+			}
+		}
+		if left := n - i; left < 8 {
+			block &= 1<<(8*left) - 1 // the bytes after the word
+			block = lowerASCII(block)
+			binary.LittleEndian.PutUint64(b[i:], block)
+			*dst = b[:n]
+			return mix(h ^ block ^ uint64(n)<<56)
+		}
+		block = lowerASCII(block)
+		binary.LittleEndian.PutUint64(b[i:], block)
+		h = mix(h ^ block)
+	}
+}
+
+// lowerASCII lower-cases the eight ASCII bytes of x at once: the bytes in
+// 'A'…'Z' are those that adding 0x80-'A' carries into the high bit and
+// adding 0x80-'Z'-1 does not; no byte carries into the next, as none
+// exceeds 0x7f.
+func lowerASCII(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	geA := x + ones*(0x80-'A')
+	gtZ := x + ones*(0x80-'Z'-1)
+	upper := geA &^ gtZ & (ones * 0x80)
+	return x | upper>>2 // 0x80>>2 is 0x20, 'a'-'A'
+}
+
+var asciiLower = func() (l [256]byte) {
+	for i := range l {
+		l[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			l[i] += 'a' - 'A'
+		}
+	}
+	return l
+}()
+
+// startsUpper reports whether the word raw starts with an upper-case letter
+// or a digit.
+func startsUpper(raw string, ascii bool) bool {
+	if ascii {
+		c := raw[0]
+		return 'A' <= c && c <= 'Z' || isDigit(c)
+	}
+	first, _ := utf8.DecodeRuneInString(raw)
+	return unicode.IsUpper(first) || unicode.IsDigit(first)
+}
+
+func isASCIIWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// isASCIISpace is unicode.IsSpace for ASCII.
+func isASCIISpace(c byte) bool {
+	return c == ' ' || '\t' <= c && c <= '\r'
 }
 
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		return isASCIIWordByte(byte(r))
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
@@ -142,17 +373,29 @@ func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 // queries, while singular/plural mismatches between question and passage are
 // common ("which films" / "the film").
 func stem(w string) string {
-	n := len(w)
+	switch k, y := stemLen(w); {
+	case y:
+		return w[:k] + "y"
+	default:
+		return w[:k]
+	}
+}
+
+// stemLen is stem without the allocation: the stem of the lower-cased word w
+// is w[:n], followed by "y" when y is true ("parties" → "part" + "y").
+func stemLen[T string | []byte](w T) (n int, y bool) {
+	n = len(w)
 	if n <= 3 || w[n-1] != 's' {
-		return w
+		return n, false
 	}
-	switch {
-	case strings.HasSuffix(w, "ies") && !strings.HasSuffix(w, "eies") && !strings.HasSuffix(w, "aies"):
-		return w[:n-3] + "y"
-	case strings.HasSuffix(w, "es") && !strings.HasSuffix(w, "aes") && !strings.HasSuffix(w, "ees") && !strings.HasSuffix(w, "oes"):
-		return w[:n-1]
-	case strings.HasSuffix(w, "us") || strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "is"):
-		return w
+	// w ends in "s" and has at least 4 bytes.
+	switch a, b, c := w[n-4], w[n-3], w[n-2]; {
+	case b == 'i' && c == 'e' && a != 'e' && a != 'a': // "-ies", not "-eies", "-aies"
+		return n - 3, true
+	case c == 'e' && b != 'a' && b != 'e' && b != 'o': // "-es", not "-aes", "-ees", "-oes"
+		return n - 1, false
+	case c == 'u' || c == 's' || c == 'i': // "-us", "-ss", "-is"
+		return n, false
 	}
-	return w[:n-1]
+	return n - 1, false
 }

@@ -130,10 +130,39 @@ func TestIsStopWord(t *testing.T) {
 // IsStopWord skips the lookup for words longer than maxStopWordLen.
 func TestMaxStopWordLen(t *testing.T) {
 	longest := 0
-	for w := range stopWords {
+	for _, w := range stopWords {
 		longest = max(longest, len(w))
 	}
 	if longest != maxStopWordLen {
 		t.Errorf("longest stop word has %d bytes, maxStopWordLen is %d", longest, maxStopWordLen)
+	}
+}
+
+// asciiWordBytes counts the letters and digits a byte at a time would.
+func TestASCIIWordBytes(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 1; pos < 8; pos++ {
+			b := []byte("abcdefgh" + "ijk")
+			b[pos] = byte(c)
+			want := pos
+			if isASCIIWordByte(byte(c)) {
+				want = 8
+			}
+			if got := asciiWordBytes(string(b), 0); got != want {
+				t.Errorf("byte %#x at %d: %d word bytes, want %d", c, pos, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"AZaz09Zz", "a@[`{/:Z", "a", "ab c"} {
+		want := 0
+		for want < len(s) && want < 8 && isASCIIWordByte(s[want]) {
+			want++
+		}
+		if len(s) < 8 {
+			want = 1
+		}
+		if got := asciiWordBytes(s, 0); got != want {
+			t.Errorf("%q: %d, want %d", s, got, want)
+		}
 	}
 }
