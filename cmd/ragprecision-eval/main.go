@@ -201,7 +201,7 @@ func row(w io.Writer, split, judge string, m hotpotqa.Metrics, perChunk time.Dur
 		t = perChunk.Round(100 * time.Nanosecond).String()
 	}
 	fmt.Fprintf(w, "%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n",
-		split, m.Questions, judge, m.Precision, m.Recall, m.F1, m.Accuracy, m.CPMAE, m.MeanJudgedCP, m.MeanTrueCP, t)
+		split, m.Retrievals, judge, m.Precision, m.Recall, m.F1, m.Accuracy, m.CPMAE, m.MeanJudgedCP, m.MeanTrueCP, t)
 }
 
 // ratios compares every judge with the baseline on one split: F1 higher is
