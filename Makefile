@@ -61,9 +61,12 @@ fuzz:
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./processor/ragprecisionprocessor/ ./judge/... ./scoring/
 
-## eval: agreement of builtin:lexical with HotpotQA relevance labels.
+## eval: agreement of a judge with human relevance labels: HotpotQA when
+## ../shared/data/hotpotqa_dev500.jsonl (or $RAGPRECISION_HOTPOTQA) exists, else
+## the small set in cmd/ragprecision-eval/testdata. ARGS: e.g. -single-chunk,
+## -judge openai:gpt-4o-mini, -data my-set.jsonl (docs/EVAL_FORMAT.md).
 eval:
-	$(GO) run ./cmd/ragprecision-eval
+	$(GO) run ./cmd/ragprecision-eval $(ARGS)
 
 clean:
 	rm -rf $(BIN) build
