@@ -46,7 +46,8 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
-## out; validate every example config; run the demo as `make demo` does.
+## out; validate every example config; run the demo as `make demo` does, and
+## against a collector started by hand.
 e2e: $(COLLECTOR)
 	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "TestEndToEnd|TestExampleConfigsValidate|TestDemo" ./internal/e2e/ ./cmd/ragdemo/
 
