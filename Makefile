@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo test lint unit e2e fuzz bench eval clean
+.PHONY: all build demo validate test lint unit e2e fuzz bench eval clean
 
 all: build
 
@@ -33,6 +33,23 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 ## demo: run the collector with builtin:lexical and demo traffic, and print the scores.
 demo: $(COLLECTOR)
 	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml $(ARGS)
+
+## validate: check a collector config without starting it, e.g.
+##   make validate CONFIG=examples/demo.yaml
+## The collector's own `validate` says nothing on success; this says which file
+## is valid, or prints the problems and fails. ${env:...} in the file is read
+## from your environment, as at start-up.
+validate: $(COLLECTOR)
+	@if [ -z "$(CONFIG)" ]; then echo "usage: make validate CONFIG=path/to/config.yaml" >&2; exit 2; fi; \
+	status=0; \
+	for c in $(CONFIG); do \
+	  if out="$$($(COLLECTOR) validate --config "$$c" 2>&1)"; then \
+	    [ -z "$$out" ] || echo "$$out"; echo "$$c is valid"; \
+	  else \
+	    echo "$$out" >&2; echo "$$c is not valid" >&2; status=1; \
+	  fi; \
+	done; \
+	exit $$status
 
 ## test: formatting, vet, unit tests with the race detector, and the end-to-end test.
 test: lint unit e2e
