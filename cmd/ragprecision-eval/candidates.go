@@ -76,7 +76,10 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 		return nil
 	}
 	if err := add(f.judgeConfig(getenv)); err != nil {
-		return nil, nil, fmt.Errorf("-judge %s: %w (the API key is read from $%s, see -api-key-env)", f.model, err, f.keyEnv)
+		if getenv(f.keyEnv) == "" {
+			err = fmt.Errorf("%w (the API key is read from $%s, which is empty; see -api-key-env)", err, f.keyEnv)
+		}
+		return nil, nil, fmt.Errorf("-judge %s: %w", f.model, err)
 	}
 	if cs[0].name != lexicalModel {
 		lf := f
