@@ -30,7 +30,8 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 	$(BUILDER) --config builder-config.yaml
 	cp $(BUILD_DIR)/otelcol-ragprecision $(COLLECTOR)
 
-## demo: run the collector with builtin:lexical and demo traffic, and print the scores.
+## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
+## print the scores. A collector you started yourself: `go run ./cmd/ragdemo` sends it the traffic.
 demo: $(COLLECTOR)
 	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml $(ARGS)
 
