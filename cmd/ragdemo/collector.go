@@ -34,6 +34,7 @@ func startCollector(binary, config string, env []string) (*collector, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childAttrs()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
