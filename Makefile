@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo test lint unit e2e fuzz bench eval clean
+.PHONY: all build demo validate test lint unit e2e fuzz bench eval clean
 
 all: build
 
@@ -30,9 +30,27 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 	$(BUILDER) --config builder-config.yaml
 	cp $(BUILD_DIR)/otelcol-ragprecision $(COLLECTOR)
 
-## demo: run the collector with builtin:lexical and demo traffic, and print the scores.
+## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
+## print the scores. A collector you started yourself: `go run ./cmd/ragdemo` sends it the traffic.
 demo: $(COLLECTOR)
 	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml $(ARGS)
+
+## validate: check a collector config without starting it, e.g.
+##   make validate CONFIG=examples/demo.yaml
+## The collector's own `validate` says nothing on success; this says which file
+## is valid, or prints the problems and fails. ${env:...} in the file is read
+## from your environment, as at start-up.
+validate: $(COLLECTOR)
+	@if [ -z "$(CONFIG)" ]; then echo "usage: make validate CONFIG=path/to/config.yaml" >&2; exit 2; fi; \
+	status=0; \
+	for c in $(CONFIG); do \
+	  if out="$$($(COLLECTOR) validate --config "$$c" 2>&1)"; then \
+	    [ -z "$$out" ] || echo "$$out"; echo "$$c is valid"; \
+	  else \
+	    echo "$$out" >&2; echo "$$c is not valid" >&2; status=1; \
+	  fi; \
+	done; \
+	exit $$status
 
 ## test: formatting, vet, unit tests with the race detector, and the end-to-end test.
 test: lint unit e2e
@@ -42,13 +60,18 @@ lint:
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# The tests that run the built distribution: `e2e` runs them, `unit` leaves
+# them out (with CI set they fail rather than skip without the binary).
+E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo
+
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
-## out; validate every example config; run the demo as `make demo` does.
+## out; validate every example config; run the demo as `make demo` does, and
+## against a collector started by hand.
 e2e: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "TestEndToEnd|TestExampleConfigsValidate|TestDemo" ./internal/e2e/ ./cmd/ragdemo/
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
 
 ## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
@@ -61,9 +84,12 @@ fuzz:
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./processor/ragprecisionprocessor/ ./judge/... ./scoring/
 
-## eval: agreement of builtin:lexical with HotpotQA relevance labels.
+## eval: agreement of a judge with human relevance labels: HotpotQA when
+## ../shared/data/hotpotqa_dev500.jsonl (or $RAGPRECISION_HOTPOTQA) exists, else
+## the small set in cmd/ragprecision-eval/testdata. ARGS: e.g. -single-chunk,
+## -judge openai:gpt-4o-mini, -data my-set.jsonl (docs/EVAL_FORMAT.md).
 eval:
-	$(GO) run ./cmd/ragprecision-eval
+	$(GO) run ./cmd/ragprecision-eval $(ARGS)
 
 clean:
 	rm -rf $(BIN) build

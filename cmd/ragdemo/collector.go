@@ -23,11 +23,8 @@ type collector struct {
 // new temporary log file, and env added to the demo's own environment (the
 // config reads its addresses from RAGDEMO_* variables).
 func startCollector(binary, config string, env []string) (*collector, error) {
-	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("collector binary: %w (build it with `make build`)", err)
-	}
-	if _, err := os.Stat(config); err != nil {
-		return nil, fmt.Errorf("collector config: %w", err)
+	if err := checkCollector(binary, config); err != nil {
+		return nil, err
 	}
 	logFile, err := os.CreateTemp("", "ragdemo-collector-*.log")
 	if err != nil {
@@ -37,6 +34,7 @@ func startCollector(binary, config string, env []string) (*collector, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childAttrs()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
@@ -48,6 +46,17 @@ func startCollector(binary, config string, env []string) (*collector, error) {
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// checkCollector fails when the binary or the config is missing.
+func checkCollector(binary, config string) error {
+	if _, err := os.Stat(binary); err != nil {
+		return fmt.Errorf("collector binary: %w (build it with `make build`)", err)
+	}
+	if _, err := os.Stat(config); err != nil {
+		return fmt.Errorf("collector config: %w", err)
+	}
+	return nil
 }
 
 // pid is the child's process ID.
@@ -64,6 +73,14 @@ func (c *collector) waitHealthy(ctx context.Context, healthAddr string, timeout 
 	}
 	if err != nil {
 		return fmt.Errorf("%w; see the collector's log: %s", err, c.logPath)
+	}
+	// The health port was free when the child started (checkFree), so the
+	// answer came from the child, unless it has exited since: then it was
+	// from a process that took the port in between.
+	select {
+	case <-c.exited:
+		return fmt.Errorf("the collector exited during start-up (%v), and another process answered on %s; see its log: %s", c.waitErr, healthAddr, c.logPath)
+	default:
 	}
 	return nil
 }

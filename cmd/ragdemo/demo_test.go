@@ -3,60 +3,97 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestDemo runs the whole demo against a built collector, on free ports so
-// that it can run next to a demo on the default ones. It runs when
-// RAGPRECISION_COLLECTOR names the binary (absolute, or relative to the
-// module root), e.g.
+const moduleRoot = "../.." // tests run in the package directory
+
+// collectorBinary returns the otelcol-ragprecision binary that
+// RAGPRECISION_COLLECTOR names (absolute, or relative to the module root),
+// e.g.
 //
 //	RAGPRECISION_COLLECTOR=bin/otelcol-ragprecision go test -run TestDemo -v ./cmd/ragdemo/
-func TestDemo(t *testing.T) {
+//
+// Without it the test is skipped, except in CI (CI set, as CI services and
+// .ci/run set it), where it fails: a skipped end-to-end test would pass a
+// build whose distribution was never run.
+func collectorBinary(t *testing.T) string {
+	t.Helper()
 	bin := os.Getenv("RAGPRECISION_COLLECTOR")
 	if bin == "" {
-		t.Skip("set RAGPRECISION_COLLECTOR to the otelcol-ragprecision binary to run the demo")
+		msg := "RAGPRECISION_COLLECTOR is not set; `make e2e` builds the distribution and sets it"
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+			t.Fatal(msg + " (CI is set, so the demo test must run)")
+		}
+		t.Skip(msg)
 	}
-	const moduleRoot = "../.." // tests run in the package directory
 	if !filepath.IsAbs(bin) {
 		bin = filepath.Join(moduleRoot, bin)
 	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("RAGPRECISION_COLLECTOR: %v", err)
+	}
+	return bin
+}
 
-	ports := freePorts(t, 6)
-	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-	// The demo passes the addresses it uses to the collector; the ones it
-	// does not use are moved off their defaults through the environment,
-	// which the collector inherits.
-	t.Setenv("RAGDEMO_OTLP_HTTP", addr(4))
-	t.Setenv("RAGDEMO_ZPAGES", addr(5))
+var demoConfig = filepath.Join(moduleRoot, "examples", "demo.yaml")
+
+// TestDemo runs the demo as `make demo` does, while another process — say a
+// collector the user started by hand — holds examples/demo.yaml's default
+// ports and answers on them: the demo's collector must get ports of its
+// own, and the demo must talk to it alone.
+func TestDemo(t *testing.T) {
+	bin := collectorBinary(t)
 	t.Setenv("TMPDIR", t.TempDir()) // the collector's log goes there, and away afterwards
-	o := options{
-		collector:    bin,
-		config:       filepath.Join(moduleRoot, "examples", "demo.yaml"),
-		otlp:         addr(0),
-		sink:         addr(1),
-		health:       addr(2),
-		metrics:      addr(3),
-		startTimeout: 30 * time.Second,
-		spanTimeout:  30 * time.Second,
+	for _, k := range []string{"RAGDEMO_OTLP_GRPC", "RAGDEMO_OTLP_HTTP", "RAGDEMO_SINK", "RAGDEMO_HEALTH", "RAGDEMO_METRICS_HOST", "RAGDEMO_METRICS_PORT", "RAGDEMO_ZPAGES"} {
+		t.Setenv(k, "")
+	}
+	for _, addr := range []string{defaultOTLP, defaultHealth, defaultMetrics} {
+		impostor(t, addr) // a port already taken by something else is as good
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := run(ctx, o, &out)
+	err := run(ctx, options{collector: bin, config: demoConfig, startTimeout: 30 * time.Second, spanTimeout: 30 * time.Second}, &out)
 	t.Log("\n" + out.String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkReport(t, out.String())
 
-	report := out.String()
+	m := regexp.MustCompile(`OTLP/gRPC on (\S+), health on (\S+), metrics on (\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatal("the report does not say where the collector listens")
+	}
+	for _, addr := range m[1:] {
+		for _, def := range []string{defaultOTLP, defaultHealth, defaultMetrics} {
+			if _, p, _ := net.SplitHostPort(def); strings.HasSuffix(addr, ":"+p) {
+				t.Errorf("the demo's collector used %s, a default port", addr)
+			}
+		}
+		// run stopped the collector: its ports are free again.
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Errorf("%s still in use after the demo: %v", addr, err)
+			continue
+		}
+		l.Close()
+	}
+}
+
+// checkReport checks what every successful demo prints.
+func checkReport(t *testing.T, report string) {
+	t.Helper()
 	for _, want := range []string{
 		"Mean CP, good rankings: ",
 		"Plain (non-RAG) spans: 2 came back untouched.",
@@ -71,15 +108,75 @@ func TestDemo(t *testing.T) {
 	if strings.Contains(report, "note:") {
 		t.Error("every retrieval should be scored, good rankings above bad ones")
 	}
+}
 
-	// run stopped the collector: its ports are free again.
-	for i, p := range ports[:4] {
-		l, err := net.Listen("tcp", addr(i))
-		if err != nil {
-			t.Errorf("port %d still in use after the demo: %v", p, err)
-			continue
+// impostor answers 200 to every HTTP request on addr, as another
+// collector's health_check would, and returns the address it listens on;
+// "" when addr is taken already.
+func impostor(t *testing.T, addr string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return ""
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "someone else") })}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// TestDemoWithRunningCollector is the newcomer who starts the collector by
+// hand and then runs `go run ./cmd/ragdemo` to send it traffic: the demo
+// starts nothing, and listens where examples/demo.yaml exports.
+func TestDemoWithRunningCollector(t *testing.T) {
+	bin := collectorBinary(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	ports := freePorts(t, 6)
+	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
+	// The RAGDEMO_* variables stand for the config's default addresses,
+	// which the test cannot count on being free; the demo reads the same
+	// variables, as it would read nothing and use the defaults.
+	for k, v := range map[string]string{
+		"RAGDEMO_OTLP_GRPC": addr(0), "RAGDEMO_SINK": addr(1), "RAGDEMO_HEALTH": addr(2),
+		"RAGDEMO_METRICS_HOST": "127.0.0.1", "RAGDEMO_METRICS_PORT": strconv.Itoa(ports[3]),
+		"RAGDEMO_OTLP_HTTP": addr(4), "RAGDEMO_ZPAGES": addr(5),
+	} {
+		t.Setenv(k, v)
+	}
+	c, err := startCollector(bin, demoConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.stop(15 * time.Second); err != nil {
+			t.Error(err)
 		}
-		l.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.waitHealthy(ctx, addr(2), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	err = run(ctx, options{startTimeout: 5 * time.Second, spanTimeout: 30 * time.Second}, &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, out.String())
+	if !strings.Contains(out.String(), "using the collector already running at "+addr(0)) {
+		t.Error("the report does not say which collector it used")
+	}
+	select {
+	case <-c.exited:
+		t.Error("the demo stopped a collector it did not start")
+	default:
+	}
+
+	// -metrics also takes the endpoint's URL, as the collector's docs print it.
+	if got, err := metricsAddr("http://" + addr(3) + "/metrics"); err != nil || got != addr(3) {
+		t.Errorf("metricsAddr(URL) = %q, %v", got, err)
 	}
 }
 

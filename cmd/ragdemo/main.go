@@ -2,22 +2,28 @@
 //
 //	go run ./cmd/ragdemo -collector bin/otelcol-ragprecision -config examples/demo.yaml
 //
-// It starts the collector (unless one is already running), sends it traces
-// of a small RAG application written in two span dialects — each question
-// answered once from a well-ranked and once from a badly ranked retrieval of
-// the same chunks — receives the annotated spans back over OTLP, and prints
-// the Contextual Precision of every retrieval, followed by the histogram the
+// It starts the collector on free ports, sends it traces of a small RAG
+// application written in three span dialects — each question answered once
+// from a well-ranked and once from a badly ranked retrieval of the same
+// chunks — receives the annotated spans back over OTLP, and prints the
+// Contextual Precision of every retrieval, followed by the histogram the
 // collector exposes to Prometheus.
+//
+// Without -collector it sends the same traffic to a collector that is
+// already running with examples/demo.yaml, on that config's addresses
+// (localhost:4317 and so on, or the RAGDEMO_* variables it was started
+// with), and listens where that config exports:
+//
+//	bin/otelcol-ragprecision --config examples/demo.yaml   # in one terminal
+//	go run ./cmd/ragdemo                                   # in another
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,15 +33,15 @@ import (
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
 )
 
-// options are the command-line flags. The address defaults match the
-// defaults of examples/demo.yaml.
+// options are the command-line flags. An empty address means the default:
+// see resolveAddrs.
 type options struct {
 	collector string // binary to start; "" when one is already running
 	config    string
 	keep      bool
 
 	otlp    string // the collector's OTLP/gRPC receiver
-	sink    string // where the collector's otlp_grpc exporter sends spans
+	sink    string // where the collector's exporter sends spans
 	health  string // the health_check extension
 	metrics string // the collector's Prometheus endpoint, host:port
 
@@ -45,13 +51,15 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.collector, "collector", "", "collector binary to start (e.g. bin/otelcol-ragprecision); empty: use a collector that is already running")
+	const dflt = "default: with -collector a free port, else $%s or %s"
+	flag.StringVar(&o.collector, "collector", "", "collector binary to start (e.g. bin/otelcol-ragprecision); empty: send to a collector already running with examples/demo.yaml")
 	flag.StringVar(&o.config, "config", "examples/demo.yaml", "collector config for -collector")
 	flag.BoolVar(&o.keep, "keep", false, "leave the started collector running after the report, until Ctrl-C")
-	flag.StringVar(&o.otlp, "otlp", "localhost:4317", "the collector's OTLP/gRPC receiver (RAGDEMO_OTLP_GRPC)")
-	flag.StringVar(&o.sink, "sink", "localhost:4319", "address the demo receives the collector's output on (RAGDEMO_SINK)")
-	flag.StringVar(&o.health, "health", "localhost:13133", "the collector's health_check endpoint (RAGDEMO_HEALTH)")
-	flag.StringVar(&o.metrics, "metrics", "localhost:8888", "the collector's Prometheus endpoint, host:port (RAGDEMO_METRICS_HOST, RAGDEMO_METRICS_PORT)")
+	flag.StringVar(&o.otlp, "otlp", "", "the collector's OTLP/gRPC receiver, host:port ("+fmt.Sprintf(dflt, "RAGDEMO_OTLP_GRPC", defaultOTLP)+")")
+	flag.StringVar(&o.sink, "sink", "", "address the demo receives the collector's output on ("+fmt.Sprintf(dflt, "RAGDEMO_SINK", defaultSink)+")")
+	flag.StringVar(&o.health, "health", "", "the collector's health_check endpoint ("+fmt.Sprintf(dflt, "RAGDEMO_HEALTH", defaultHealth)+")")
+	flag.StringVar(&o.metrics, "metrics", "", "the collector's Prometheus endpoint, host:port or http://host:port/metrics ("+
+		fmt.Sprintf(dflt, "RAGDEMO_METRICS_HOST:$RAGDEMO_METRICS_PORT", defaultMetrics)+")")
 	flag.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long to wait for the collector to become healthy")
 	flag.DurationVar(&o.spanTimeout, "span-timeout", 30*time.Second, "how long to wait for the annotated spans to come back")
 	flag.Parse()
@@ -67,46 +75,58 @@ func main() {
 
 // run is the whole demo; errors are what the newcomer needs to read.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	metricsHost, metricsPort, err := net.SplitHostPort(o.metrics)
+	a, err := resolveAddrs(o, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("-metrics %q: want host:port", o.metrics)
+		return err
 	}
-	metricsURL := "http://" + o.metrics + "/metrics"
+	start := o.collector != ""
+	if start {
+		// Before anything listens: a taken port is a clear error here,
+		// rather than a collector that exits while the demo talks to
+		// whatever else answers on that port.
+		if err := checkCollector(o.collector, o.config); err != nil {
+			return err
+		}
+		if err := checkFree(a.listeners()); err != nil {
+			return err
+		}
+	}
 
 	// The sink listens before the collector starts, so that its exporter
-	// connects at once instead of logging connection errors and backing off.
-	sink, err := otlpsink.Start(o.sink)
+	// delivers at once.
+	sink, err := otlpsink.StartHTTP(a.sink)
 	if err != nil {
-		return fmt.Errorf("listening for the collector's output on %s: %w (is another demo running? pick another address with -sink)", o.sink, err)
+		return fmt.Errorf("listening for the collector's output on %s: %w (is another demo running? pick another address with -sink)", a.sink, err)
 	}
 	defer sink.Stop()
-	fmt.Fprintf(out, "==> receiving the collector's output on %s\n", sink.Addr())
+	a.sink = sink.Addr()
+	fmt.Fprintf(out, "==> receiving the collector's output on %s\n", a.sink)
+	metricsURL := "http://" + a.metrics + "/metrics"
 
-	if o.collector != "" {
-		c, err := startCollector(o.collector, o.config, []string{
-			"RAGDEMO_OTLP_GRPC=" + o.otlp,
-			"RAGDEMO_SINK=" + o.sink,
-			"RAGDEMO_HEALTH=" + o.health,
-			"RAGDEMO_METRICS_HOST=" + metricsHost,
-			"RAGDEMO_METRICS_PORT=" + metricsPort,
-		})
+	if start {
+		env, err := a.collectorEnv()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "==> started %s --config %s (pid %d)\n    collector log: %s\n", o.collector, o.config, c.pid(), c.logPath)
+		c, err := startCollector(o.collector, o.config, env)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "==> started %s --config %s (pid %d)\n    OTLP/gRPC on %s, health on %s, metrics on %s\n    collector log: %s\n",
+			o.collector, o.config, c.pid(), a.otlp, a.health, a.metrics, c.logPath)
 		defer func() {
 			if stopErr := c.stop(15 * time.Second); stopErr != nil && err == nil {
 				err = stopErr
 			}
 		}()
-		if err := c.waitHealthy(ctx, o.health, o.startTimeout); err != nil {
+		if err := c.waitHealthy(ctx, a.health, o.startTimeout); err != nil {
 			return err
 		}
 		defer func() {
 			if err == nil && o.keep {
-				zpages := cmp.Or(os.Getenv("RAGDEMO_ZPAGES"), "localhost:55679")
-				fmt.Fprintf(out, "\n==> -keep: the collector (pid %d) keeps running; send it OTLP on %s, browse http://%s/debug/pipelinez, scrape %s. Ctrl-C stops it.\n",
-					c.pid(), o.otlp, zpages, metricsURL)
+				fmt.Fprintf(out, "\n==> -keep: the collector (pid %d) keeps running. Send it OTLP on %s (gRPC) or %s (HTTP);\n"+
+					"    scrape %s; browse http://%s/debug/pipelinez. Its output comes back to this demo. Ctrl-C stops it.\n",
+					c.pid(), a.otlp, a.otlpHTTP, metricsURL, a.zpages)
 				select {
 				case <-ctx.Done():
 				case <-c.exited:
@@ -114,23 +134,27 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 				}
 			}
 		}()
-	} else if err := waitHealthy(ctx, o.health, o.startTimeout, nil); err != nil {
-		return fmt.Errorf("no running collector: %w; start one, or pass -collector bin/otelcol-ragprecision", err)
+	} else {
+		if err := waitHealthy(ctx, a.health, o.startTimeout, nil); err != nil {
+			return fmt.Errorf("no collector answers at %s: %w.\nStart one in another terminal (make build && bin/otelcol-ragprecision --config examples/demo.yaml), or let the demo start its own: go run ./cmd/ragdemo -collector bin/otelcol-ragprecision",
+				a.health, err)
+		}
+		fmt.Fprintf(out, "==> using the collector already running at %s; it must export to %s, as examples/demo.yaml does\n", a.otlp, a.sink)
 	}
-	fmt.Fprintf(out, "==> the collector is healthy (http://%s/)\n", o.health)
+	fmt.Fprintf(out, "==> the collector is healthy (http://%s/)\n", a.health)
 
-	start := time.Now()
-	s, err := sendTraffic(ctx, o.otlp)
+	sentAt := time.Now()
+	s, err := sendTraffic(ctx, a.otlp)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "==> sent %d traces (%d questions × good/bad ranking, in %d dialects) and 1 plain trace: %d spans to %s\n",
-		len(s.cases), len(questions), countDialects(), s.spans, o.otlp)
+		len(s.cases), len(questions), countDialects(), s.spans, a.otlp)
 
 	// Retrieval spans come back once judged; the ones that need their
 	// trace's answer from an LLM span wait trace_join.wait first.
 	waitCtx, cancel := context.WithTimeout(ctx, o.spanTimeout)
-	got, waitErr := sink.WaitForSpans(waitCtx, s.spans)
+	got, waitErr := waitForSpans(waitCtx, sink, s)
 	cancel()
 	res := collectResults(s, sink.Traces())
 	if waitErr != nil {
@@ -139,9 +163,13 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 		// Show what did arrive before failing: it says which dialect is stuck.
 		_ = printTable(out, res.results)
+		if !start && got == 0 {
+			return fmt.Errorf("none of the %d spans came back within %s: the running collector must export over OTLP/HTTP to %s, as the otlp_http exporter of examples/demo.yaml does (set RAGDEMO_SINK when starting it, or -sink here, to move it)",
+				s.spans, o.spanTimeout, a.sink)
+		}
 		return fmt.Errorf("only %d of %d spans came back within %s; see the collector's log", got, s.spans, o.spanTimeout)
 	}
-	fmt.Fprintf(out, "==> all %d spans came back after %s\n\n", got, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "==> all %d spans came back after %s\n\n", got, time.Since(sentAt).Round(time.Millisecond))
 
 	if err := printTable(out, res.results); err != nil {
 		return err

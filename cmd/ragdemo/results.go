@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/internal/otlpsink"
 )
 
 // Attributes the processor writes on spans (SPEC §5).
@@ -39,6 +42,35 @@ type outcome struct {
 	results []result
 	// plainChanged lists plain spans that came back missing or altered.
 	plainChanged []string
+}
+
+// waitForSpans waits until every span s holds has come back through sink,
+// and returns how many of them have. Other spans are not counted: a
+// collector that ran before the demo may still be delivering older traffic.
+func waitForSpans(ctx context.Context, sink *otlpsink.Sink, s sent) (int, error) {
+	ours := s.traceIDs()
+	for {
+		received, total := sink.Traces(), 0
+		got := 0
+		for _, td := range received {
+			total += td.SpanCount()
+			for _, rs := range td.ResourceSpans().All() {
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, span := range ss.Spans().All() {
+						if ours[span.TraceID()] {
+							got++
+						}
+					}
+				}
+			}
+		}
+		if got >= s.spans {
+			return got, nil
+		}
+		if _, err := sink.WaitForSpans(ctx, total+1); err != nil {
+			return got, err
+		}
+	}
 }
 
 // collectResults matches the spans received by the sink with what was sent.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -40,9 +41,19 @@ type sentCase struct {
 type sent struct {
 	cases []sentCase
 	// plain are non-RAG spans, which must come back untouched.
-	plain []trace.SpanID
+	plain      []trace.SpanID
+	plainTrace trace.TraceID
 	// spans is the total number of spans sent.
 	spans int
+}
+
+// traceIDs are the traces the demo sent.
+func (s sent) traceIDs() map[pcommon.TraceID]bool {
+	ids := map[pcommon.TraceID]bool{pcommon.TraceID(s.plainTrace): true}
+	for _, c := range s.cases {
+		ids[pcommon.TraceID(c.traceID)] = true
+	}
+	return ids
 }
 
 // sendTraffic sends one trace per question and ranking, plus a plain trace,
@@ -82,9 +93,8 @@ func sendTraffic(ctx context.Context, endpoint string) (sent, error) {
 			s.spans += n
 		}
 	}
-	plain := emitPlain(ctx, tracer)
-	s.plain = plain
-	s.spans += len(plain)
+	s.plainTrace, s.plain = emitPlain(ctx, tracer)
+	s.spans += len(s.plain)
 
 	// ForceFlush returns once the exporter has handed every span to the
 	// collector (or failed to), so a failure surfaces here, not as missing
@@ -189,8 +199,8 @@ func emitQuestion(ctx context.Context, tracer trace.Tracer, q question, r rankin
 }
 
 // emitPlain writes a trace with nothing RAG about it, which the processor
-// must pass on unchanged and undelayed. It returns the span IDs.
-func emitPlain(ctx context.Context, tracer trace.Tracer) []trace.SpanID {
+// must pass on unchanged and undelayed. It returns the trace and span IDs.
+func emitPlain(ctx context.Context, tracer trace.Tracer) (trace.TraceID, []trace.SpanID) {
 	ctx, root := tracer.Start(ctx, "GET /healthz", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer))
 	root.SetAttributes(
 		attribute.String("http.request.method", "GET"),
@@ -204,7 +214,7 @@ func emitPlain(ctx context.Context, tracer trace.Tracer) []trace.SpanID {
 	)
 	child.End()
 	root.End()
-	return []trace.SpanID{root.SpanContext().SpanID(), child.SpanContext().SpanID()}
+	return root.SpanContext().TraceID(), []trace.SpanID{root.SpanContext().SpanID(), child.SpanContext().SpanID()}
 }
 
 // genAIDocuments is gen_ai.retrieval.documents: a JSON array of {id, content}.

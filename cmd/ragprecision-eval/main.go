@@ -1,233 +1,256 @@
-// Command ragprecision-eval measures how well relevance judges agree with
-// human relevance labels, and what that does to Contextual Precision, on the
-// HotpotQA dev sample in shared/data:
+// Command ragprecision-eval measures how well a relevance judge agrees with
+// human labels, and what that does to Contextual Precision, before the judge
+// is deployed:
 //
-//	go run ./cmd/ragprecision-eval [-data path] [-titles] [-split all|tune|heldout] [-by-type]
-//	    [-judge provider:model [-base-url URL] [-api-key-env VAR] [-mode per_chunk|batched]]
+//	ragprecision-eval [-judge MODEL] [-data FILE] [-base-url URL] [-api-key-env VAR]
+//	    [-mode per_chunk|batched] [-concurrency N] [-out FILE] [-limit N]
+//	    [-titles] [-split all|tune|heldout] [-by-type] [-single-chunk]
 //
-// -judge adds an LLM judge, built exactly as the processor builds it, so that
-// its agreement can be measured before it is deployed.
+// The data is labelled retrievals: the evalset format (JSON Lines, one
+// retrieval per line, see docs/EVAL_FORMAT.md), a table of query, chunk and
+// label (.tsv or .csv), or the HotpotQA sample, converted on the fly. With
+// no -data it reads the HotpotQA sample when it finds it
+// (../shared/data/hotpotqa_dev500.jsonl or $RAGPRECISION_HOTPOTQA), and
+// otherwise a small set shipped in testdata/, saying where to get HotpotQA.
 //
-// Every judge in candidates is run on the same questions and reported next
-// to the naive lexical baseline, on the whole sample and on its tuning and
-// held-out halves (or on one of them with -split). builtin:lexical was tuned
-// on the tuning half only; the held-out rows show how far that carries.
+// The judge (-judge, default builtin:lexical) is built exactly as the
+// processor builds it, so an LLM judge is measured as it will run. It is
+// reported next to builtin:lexical and to a naive word-overlap baseline, on
+// the whole set and on its two halves (builtin:lexical was tuned on the
+// tuning half of the HotpotQA sample only): verdict precision, recall, F1,
+// Cohen's kappa, the mean absolute error of CP, and what the judge's
+// requests cost per retrieval. Retrievals are judged -concurrency at a time
+// and reported in file order; the file is streamed, so its size does not
+// matter. -out writes each retrieval's verdicts, reasons and CP next to its
+// labels, for inspection.
+//
+// -single-chunk measures the set's single-chunk version (each retrieval cut
+// to one of its chunks, alternately relevant and not; see
+// evalset.SingleChunk), where a judge cannot compare chunks with each other.
+//
+// -convert writes the data in the evalset format to stdout instead of
+// judging it, after -single-chunk, -split and -limit:
+//
+//	ragprecision-eval -convert -data table.tsv > set.jsonl
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
+	"os/signal"
+	"syscall"
 	"time"
 
-	"github.com/ragprecision/ragprecision/internal/hotpotqa"
+	"github.com/ragprecision/ragprecision/internal/evalset"
 	"github.com/ragprecision/ragprecision/judge"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragprecision-eval:", err)
 		os.Exit(1)
 	}
 }
 
-// candidate is a judge under evaluation. Judge is the only thing the
-// evaluation needs, so any judge fits: an in-process function, or anything
-// behind the judge package's interface (see fromJudge).
-type candidate struct {
-	Name  string
-	Judge hotpotqa.VerdictFunc
-	// Baseline marks the judge the others are compared with.
-	Baseline bool
+// errInterrupted marks a run stopped before the end of its data.
+var errInterrupted = errors.New("interrupted")
+
+// options are the command line.
+type options struct {
+	judgeFlags
+	data, format  string
+	out           string
+	limit         int
+	titles        bool
+	split         string
+	byType        bool
+	singleChunk   bool
+	convert       bool
+	progressEvery time.Duration
 }
 
-// candidates lists the judges to evaluate, baseline included: builtin:lexical,
-// the LLM judge llm describes (when not nil), and the naive baseline.
-func candidates(ctx context.Context, llm *judge.Config) ([]candidate, func(), error) {
-	lexical, err := judge.New(judgeConfig(judge.ProviderBuiltin + ":" + judge.BuiltinLexical))
-	if err != nil {
-		return nil, nil, err
-	}
-	cs := []candidate{{Name: lexical.ID(), Judge: fromJudge(ctx, lexical)}}
-	closeAll := func() {}
-	if llm != nil {
-		j, err := judge.New(*llm)
-		if err != nil {
-			return nil, nil, err
-		}
-		cs = append(cs, candidate{Name: j.ID(), Judge: fromJudge(ctx, j)})
-		closeAll = func() { _ = j.Close() }
-	}
-	cs = append(cs, candidate{Name: fmt.Sprintf("naive@%.2g", hotpotqa.NaiveThreshold), Judge: hotpotqa.Naive(hotpotqa.NaiveThreshold), Baseline: true})
-	return cs, closeAll, nil
-}
-
-// judgeConfig is a valid judge.Config for model with the processor's usual
-// settings; LLM judges also need BaseURL and/or APIKey.
-func judgeConfig(model string) judge.Config {
-	return judge.Config{
-		Model:          model,
-		Mode:           judge.ModeBatched,
-		ResponseFormat: judge.FormatAuto,
-		Timeout:        60 * time.Second,
-		MaxConcurrency: 4,
-		MaxRetries:     2,
-		MaxChunkChars:  8192,
-	}
-}
-
-// fromJudge adapts a judge.Judge to the evaluation's VerdictFunc.
-func fromJudge(ctx context.Context, j judge.Judge) hotpotqa.VerdictFunc {
-	return func(query, reference string, chunks []string) ([]bool, error) {
-		res, err := j.Judge(ctx, judge.Request{Query: query, Reference: reference, Chunks: chunks})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]bool, len(res.Verdicts))
-		for i, v := range res.Verdicts {
-			out[i] = v.Relevant
-		}
-		return out, nil
-	}
-}
-
-// result is one judge's report on one split.
-type result struct {
-	candidate
-	report   hotpotqa.Report
-	perChunk time.Duration
-}
-
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("ragprecision-eval", flag.ContinueOnError)
-	data := fs.String("data", "", "HotpotQA JSON-lines file (default: $"+hotpotqa.EnvPath+", else shared/data/"+hotpotqa.FileName+" found by walking up from the working directory)")
-	titles := fs.Bool("titles", false, `present each chunk as "title: paragraph" instead of the paragraph alone`)
-	splitFlag := fs.String("split", "", "evaluate only this half: all, tune or heldout (default: all three)")
-	byType := fs.Bool("by-type", false, `also report yes/no-answer questions and the others separately`)
-	model := fs.String("judge", "", "also evaluate this LLM judge, provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.1:8b)")
-	baseURL := fs.String("base-url", "", "the LLM judge's OpenAI-compatible endpoint, when not the provider's own")
-	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the LLM judge's API key")
-	mode := fs.String("mode", string(judge.ModeBatched), "the LLM judge's mode: per_chunk or batched")
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.model, "judge", lexicalModel, "the judge to measure, as in the processor's judge.model: builtin:lexical, provider:model (openai:gpt-4o-mini, ollama:llama3.1:8b, …)")
+	fs.StringVar(&o.data, "data", "", "labelled retrievals: evalset JSON Lines, a .tsv/.csv table or a HotpotQA file (default: the HotpotQA sample if found, else the built-in handbook set)")
+	fs.StringVar(&o.format, "format", formatAuto, "format of -data: auto, retrievals, hotpotqa, tsv or csv")
+	fs.StringVar(&o.baseURL, "base-url", "", "the judge's OpenAI-compatible endpoint, when not the provider's own")
+	fs.StringVar(&o.keyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key")
+	fs.StringVar(&o.mode, "mode", string(judge.ModePerChunk), "the LLM judge's mode, as judge.mode: per_chunk or batched")
+	fs.StringVar(&o.responseFormat, "response-format", string(judge.FormatAuto), "the LLM judge's response format, as judge.response_format: auto, json_schema, json_object or text")
+	fs.IntVar(&o.concurrency, "concurrency", 8, "retrievals judged at once (and the LLM judge's requests in flight)")
+	fs.StringVar(&o.out, "out", "", "write each retrieval's verdicts, reasons and CP next to its labels to this file (JSON Lines), for the judge under -judge")
+	fs.IntVar(&o.limit, "limit", 0, "stop after this many retrievals (0: all)")
+	fs.BoolVar(&o.titles, "titles", false, `present chunks that have a title as "title: text"`)
+	fs.StringVar(&o.split, "split", "", "judge only this half: all, tune or heldout (default: report all three from one pass)")
+	fs.BoolVar(&o.byType, "by-type", false, "also report each retrieval type separately (HotpotQA: yes/no questions and the others)")
+	fs.BoolVar(&o.singleChunk, "single-chunk", false, "measure the set's single-chunk version: each retrieval cut to one chunk, alternately relevant and not")
+	fs.BoolVar(&o.convert, "convert", false, "write the data in the evalset format to stdout instead of judging it")
+	fs.DurationVar(&o.progressEvery, "progress", 2*time.Second, "report progress on stderr this often (0: only at the end)")
 	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	var llm *judge.Config
-	if *model != "" {
-		c := judgeConfig(*model)
-		c.BaseURL, c.APIKey, c.Mode = *baseURL, os.Getenv(*keyEnv), judge.Mode(*mode)
-		c.CacheSize, c.CacheTTL = 100000, 0
-		llm = &c
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	splits := []hotpotqa.Split{hotpotqa.All, hotpotqa.Tune, hotpotqa.HeldOut}
-	if *splitFlag != "" {
-		s, err := hotpotqa.ParseSplit(*splitFlag)
+	if o.concurrency < 1 {
+		return o, fmt.Errorf("-concurrency must be at least 1, got %d", o.concurrency)
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	splits := []evalset.Split{evalset.All, evalset.Tune, evalset.HeldOut}
+	only := evalset.All
+	if o.split != "" {
+		if only, err = evalset.ParseSplit(o.split); err != nil {
+			return err
+		}
+		splits = []evalset.Split{only}
+	}
+	d, err := openData(o.data, o.format, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	// The single-chunk version is cut from the whole file before a half is
+	// taken, so that a half's single-chunk retrievals are the same whether
+	// it is judged alone (-split) or with the other.
+	src := d.src
+	if o.singleChunk {
+		src = evalset.SingleChunk(src)
+	}
+	src = evalset.Limit(evalset.OnlySplit(src, only), o.limit)
+
+	if o.convert {
+		return convert(stdout, d, src, o)
+	}
+	return evaluate(ctx, stdout, stderr, d, src, splits, o)
+}
+
+// describe is how the report names the data and its transformation.
+func describe(d dataset, o options) string {
+	s := fmt.Sprintf("%s, %s format", d.name, d.format)
+	if o.singleChunk {
+		s += ", single-chunk version"
+	}
+	if o.limit > 0 {
+		s += fmt.Sprintf(", first %d retrievals", o.limit)
+	}
+	return s
+}
+
+// convert writes src in the evalset format.
+func convert(stdout io.Writer, d dataset, src evalset.Source, o options) error {
+	w := evalset.NewWriter(stdout)
+	_ = w.Comment("Labelled retrievals in the evalset format (docs/EVAL_FORMAT.md), written by ragprecision-eval -convert")
+	_ = w.Comment("from " + describe(d, o) + ".")
+	if d.attribution != "" {
+		_ = w.Comment("Source: " + d.attribution + ".")
+	}
+	for {
+		r, err := src.Next()
+		if err == io.EOF {
+			return w.Flush()
+		}
 		if err != nil {
 			return err
 		}
-		splits = []hotpotqa.Split{s}
-	}
-	path := *data
-	if path == "" {
-		var err error
-		if path, err = hotpotqa.DefaultPath(); err != nil {
-			return fmt.Errorf("%w (use -data)", err)
+		if err := w.Write(r); err != nil {
+			return err
 		}
 	}
-	questions, err := hotpotqa.Load(path)
-	if err != nil {
-		return err
-	}
-	cs, closeJudges, err := candidates(ctx, llm)
+}
+
+// evaluate judges src with every candidate and prints the report.
+func evaluate(ctx context.Context, stdout, stderr io.Writer, d dataset, src evalset.Source, splits []evalset.Split, o options) error {
+	cs, closeJudges, err := candidates(o.judgeFlags, os.Getenv)
 	if err != nil {
 		return err
 	}
 	defer closeJudges()
 
-	chunks := "paragraph"
-	if *titles {
-		chunks = "title: paragraph"
+	var results *resultWriter
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close() // after the explicit Close below, a no-op
+		results = newResultWriter(f, stageOf)
+		results.close = f.Close
 	}
-	fmt.Fprintf(stdout, "Data: %s (%d questions), chunks as %q\n", path, len(questions), chunks)
-	fmt.Fprintf(stdout, "Source: %s\n\n", hotpotqa.Attribution)
 
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "split\tquestions\tjudge\tprecision\trecall\tF1\taccuracy\tCP MAE\tmean CP judged\tmean CP true\ttime/chunk\t")
-	var notes []string
-	for _, s := range splits {
-		qs := hotpotqa.Select(questions, s)
-		var results []result
-		for _, c := range cs {
-			start := time.Now()
-			rep, err := hotpotqa.Evaluate(qs, c.Judge, hotpotqa.Options{Titles: *titles})
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", c.Name, s, err)
-			}
-			n := max(rep.All.Chunks, 1)
-			results = append(results, result{c, rep, time.Since(start) / time.Duration(n)})
-			if rep.Failed > 0 {
-				notes = append(notes, fmt.Sprintf("%s on %s: %d questions failed and were left out, first: %v", c.Name, s, rep.Failed, rep.FirstError))
-			}
-		}
-		for _, r := range results {
-			row(tw, string(s), r.Name, r.report.All, r.perChunk)
-			if *byType {
-				row(tw, string(s)+" yes/no", r.Name, r.report.YesNo, 0)
-				row(tw, string(s)+" other", r.Name, r.report.Other, 0)
-			}
-		}
-		notes = append(notes, ratios(s, results)...)
+	chunks := "chunk text"
+	if o.titles {
+		chunks = `"title: text" where a chunk has a title`
 	}
-	if err := tw.Flush(); err != nil {
+	fmt.Fprintf(stdout, "Data: %s; chunks shown as %s\n", describe(d, o), chunks)
+	if d.attribution != "" {
+		fmt.Fprintf(stdout, "Source: %s\n", d.attribution)
+	}
+	fmt.Fprintf(stdout, "Judges: %s", cs[0].name)
+	for _, c := range cs[1:] {
+		fmt.Fprintf(stdout, ", %s", c.name)
+	}
+	fmt.Fprintf(stdout, " (-concurrency %d)\n\n", o.concurrency)
+
+	t := newTally(len(cs), splits, o.byType, stageOf)
+	p := newProgress(stderr, o.progressEvery, time.Now)
+	err = judgeStream(ctx, src, cs, o.titles, o.concurrency, func(j judged) error {
+		if err := t.add(j); err != nil {
+			return err
+		}
+		if results != nil {
+			if err := results.write(j, cs[0].name, j.answers[0]); err != nil {
+				return fmt.Errorf("-out: %w", err)
+			}
+		}
+		failed := false
+		for _, a := range j.answers {
+			failed = failed || a.err != nil
+		}
+		p.add(len(j.r.Chunks), failed)
+		return nil
+	})
+	interrupted := err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
 		return err
 	}
-	if len(notes) > 0 {
-		fmt.Fprintf(stdout, "\n%s\n", strings.Join(notes, "\n"))
+	if interrupted {
+		p.done("interrupted")
+	} else {
+		p.done("done")
+	}
+	if results != nil {
+		if err := results.finish(); err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
+	}
+	if err := printReport(stdout, cs, t); err != nil {
+		return err
+	}
+	if interrupted {
+		return fmt.Errorf("%w: the figures above cover only the retrievals judged so far", errInterrupted)
+	}
+	if mj := t.judges[0]; mj.retrievals > 0 && mj.failed == mj.retrievals {
+		return fmt.Errorf("%s failed on every retrieval; first: %v", cs[0].name, mj.firstErr)
+	}
+	if t.judges[0].retrievals == 0 {
+		return errors.New("no retrieval to judge")
 	}
 	return nil
-}
-
-func row(w io.Writer, split, judge string, m hotpotqa.Metrics, perChunk time.Duration) {
-	t := "-"
-	if perChunk > 0 {
-		t = perChunk.Round(100 * time.Nanosecond).String()
-	}
-	fmt.Fprintf(w, "%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n",
-		split, m.Questions, judge, m.Precision, m.Recall, m.F1, m.Accuracy, m.CPMAE, m.MeanJudgedCP, m.MeanTrueCP, t)
-}
-
-// ratios compares every judge with the baseline on one split: F1 higher is
-// better, CP MAE lower is better.
-func ratios(s hotpotqa.Split, results []result) []string {
-	var base *result
-	for i := range results {
-		if results[i].Baseline {
-			base = &results[i]
-		}
-	}
-	if base == nil {
-		return nil
-	}
-	var out []string
-	for _, r := range results {
-		if r.Baseline {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s vs %s on %s: F1 x%s, CP MAE x%s", r.Name, base.Name, s,
-			ratio(r.report.All.F1, base.report.All.F1), ratio(r.report.All.CPMAE, base.report.All.CPMAE)))
-	}
-	return out
-}
-
-func ratio(a, b float64) string {
-	if b == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", a/b)
 }

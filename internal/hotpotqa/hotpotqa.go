@@ -1,10 +1,11 @@
-// Package hotpotqa loads the HotpotQA dev subsample used to benchmark
-// relevance judges and scores a judge against its human supporting-paragraph
-// labels.
+// Package hotpotqa reads the HotpotQA dev subsample used to benchmark
+// relevance judges, as a source of labelled retrievals in the evalset format.
 //
-// Each question is treated as one ranked retrieval: the query is the question
-// text, the reference is the gold answer, the chunks are the candidate
-// paragraphs in file order and the true verdicts are the is_supporting labels.
+// Each question is one ranked retrieval (see ToRetrieval): the query is the
+// question text, the reference is the gold short answer, the chunks are the
+// candidate paragraphs in file order (with their titles) and the labels are
+// the is_supporting flags: the two paragraphs a human marked as needed for
+// the answer.
 //
 // The data is HotpotQA (Yang et al., 2018), licensed CC BY-SA 4.0, in the dev
 // subsample published by the IRCoT authors. It is read from the shared data
@@ -16,11 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ragprecision/ragprecision/internal/evalset"
 )
 
 // Attribution must accompany every result computed on this data.
@@ -142,65 +144,111 @@ func Load(path string) ([]Question, error) {
 	return qs, nil
 }
 
-// Decode reads questions from a stream of JSON objects (one a line in the
-// file, though any whitespace separation is accepted).
+// Decode reads every question of a stream of JSON objects.
 func Decode(r io.Reader) ([]Question, error) {
-	dec := json.NewDecoder(r)
+	d := NewDecoder(r)
 	var qs []Question
-	for n := 1; ; n++ {
-		var rec record
-		if err := dec.Decode(&rec); err == io.EOF {
+	for {
+		q, err := d.Next()
+		if err == io.EOF {
 			return qs, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("record %d: %w", n, err)
 		}
-		if len(rec.AnswersObjects) == 0 || len(rec.AnswersObjects[0].Spans) == 0 {
-			return nil, fmt.Errorf("record %d (%s): no answers_objects[0].spans[0]", n, rec.QuestionID)
-		}
-		q := Question{
-			ID:       rec.QuestionID,
-			Text:     rec.QuestionText,
-			Answer:   rec.AnswersObjects[0].Spans[0],
-			Contexts: make([]Context, len(rec.Contexts)),
-		}
-		for i, c := range rec.Contexts {
-			q.Contexts[i] = Context{ID: c.ID, Title: c.Title, Text: c.ParagraphText, Supporting: c.IsSupporting}
+		if err != nil {
+			return nil, err
 		}
 		qs = append(qs, q)
 	}
 }
 
-// Split selects a deterministic half of the questions.
-type Split string
+// Decoder reads questions one at a time from a stream of JSON objects (one
+// a line in the file, though any whitespace separation is accepted).
+type Decoder struct {
+	dec *json.Decoder
+	n   int
+}
 
-// The splits. Tune is the half heuristics may be tuned on; HeldOut is the
-// half results are reported on to show they were not fitted to it.
+// NewDecoder reads questions from r.
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{dec: json.NewDecoder(r)} }
+
+// Next returns the next question, or io.EOF after the last.
+func (d *Decoder) Next() (Question, error) {
+	d.n++
+	var rec record
+	if err := d.dec.Decode(&rec); err == io.EOF {
+		return Question{}, io.EOF
+	} else if err != nil {
+		return Question{}, fmt.Errorf("record %d: %w", d.n, err)
+	}
+	if len(rec.AnswersObjects) == 0 || len(rec.AnswersObjects[0].Spans) == 0 {
+		return Question{}, fmt.Errorf("record %d (%s): no answers_objects[0].spans[0]", d.n, rec.QuestionID)
+	}
+	q := Question{
+		ID:       rec.QuestionID,
+		Text:     rec.QuestionText,
+		Answer:   rec.AnswersObjects[0].Spans[0],
+		Contexts: make([]Context, len(rec.Contexts)),
+	}
+	for i, c := range rec.Contexts {
+		q.Contexts[i] = Context{ID: c.ID, Title: c.Title, Text: c.ParagraphText, Supporting: c.IsSupporting}
+	}
+	return q, nil
+}
+
+// Types of question, as ToRetrieval sets Retrieval.Type.
 const (
-	All     Split = "all"
-	Tune    Split = "tune"
-	HeldOut Split = "heldout"
+	TypeYesNo = "yes/no"
+	TypeOther = "other"
+)
+
+// ToRetrieval is q in the evalset format: reference = the gold answer,
+// chunks = the paragraphs in file order with their titles, labels =
+// is_supporting, type = yes/no or other.
+func ToRetrieval(q Question) evalset.Retrieval {
+	r := evalset.Retrieval{ID: q.ID, Query: q.Text, Reference: q.Answer, Type: TypeOther,
+		Chunks: make([]evalset.Chunk, len(q.Contexts))}
+	if q.IsYesNo() {
+		r.Type = TypeYesNo
+	}
+	for i, c := range q.Contexts {
+		r.Chunks[i] = evalset.Chunk{ID: c.ID, Title: c.Title, Text: c.Text, Relevant: c.Supporting}
+	}
+	return r
+}
+
+// Source reads a HotpotQA file as an evalset.Source.
+type Source struct{ d *Decoder }
+
+// NewSource reads questions from r as retrievals.
+func NewSource(r io.Reader) *Source { return &Source{d: NewDecoder(r)} }
+
+// Next returns the next question as a retrieval, or io.EOF.
+func (s *Source) Next() (evalset.Retrieval, error) {
+	q, err := s.d.Next()
+	if err != nil {
+		return evalset.Retrieval{}, err
+	}
+	r := ToRetrieval(q)
+	if err := r.Validate(); err != nil {
+		return evalset.Retrieval{}, fmt.Errorf("record %d (%s): %w", s.d.n, q.ID, err)
+	}
+	return r, nil
+}
+
+// Split selects a deterministic half of the questions; see evalset.Split.
+type Split = evalset.Split
+
+// The splits.
+const (
+	All     = evalset.All
+	Tune    = evalset.Tune
+	HeldOut = evalset.HeldOut
 )
 
 // ParseSplit accepts "all", "tune" or "heldout".
-func ParseSplit(s string) (Split, error) {
-	switch Split(s) {
-	case All, Tune, HeldOut:
-		return Split(s), nil
-	}
-	return "", fmt.Errorf("unknown split %q (want all, tune or heldout)", s)
-}
+func ParseSplit(s string) (Split, error) { return evalset.ParseSplit(s) }
 
-// SplitOf assigns a question to Tune or HeldOut by a hash of its id, so the
-// assignment does not depend on file order or on which other questions are
-// loaded.
-func SplitOf(questionID string) Split {
-	h := fnv.New32a()
-	h.Write([]byte(questionID))
-	if h.Sum32()%2 == 0 {
-		return Tune
-	}
-	return HeldOut
-}
+// SplitOf assigns a question to Tune or HeldOut by a hash of its id.
+func SplitOf(questionID string) Split { return evalset.SplitOf(questionID) }
 
 // Select returns the questions of a split (all of them for All).
 func Select(qs []Question, s Split) []Question {

@@ -2,6 +2,7 @@ package hotpotqa
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -228,7 +229,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	// Judged [1 0 0] and [1 0]: TP 1, FP 1, FN 2, TN 1.
 	m := r.All
-	if m.Questions != 2 || m.Chunks != 5 || m.TP != 1 || m.FP != 1 || m.FN != 2 || m.TN != 1 {
+	if m.Retrievals != 2 || m.Chunks != 5 || m.TP != 1 || m.FP != 1 || m.FN != 2 || m.TN != 1 {
 		t.Fatalf("counts %+v", m)
 	}
 	near := func(name string, got, want float64) {
@@ -245,8 +246,8 @@ func TestEvaluate(t *testing.T) {
 	near("CP MAE", m.CPMAE, (1.0/6+0.5)/2)
 	near("mean judged CP", m.MeanJudgedCP, 1)
 	near("mean true CP", m.MeanTrueCP, trueCP)
-	if r.YesNo.Questions != 1 || r.Other.Questions != 1 {
-		t.Errorf("yes/no split: %d / %d", r.YesNo.Questions, r.Other.Questions)
+	if r.YesNo.Retrievals != 1 || r.Other.Retrievals != 1 {
+		t.Errorf("yes/no split: %d / %d", r.YesNo.Retrievals, r.Other.Retrievals)
 	}
 	near("yes/no CP MAE", r.YesNo.CPMAE, 0.5)
 	near("other CP MAE", r.Other.CPMAE, 1.0/6)
@@ -264,7 +265,7 @@ func TestEvaluate(t *testing.T) {
 		return make([]bool, len(chunks)), nil
 	}
 	r, err = Evaluate(qs, failing, Options{})
-	if err != nil || r.Failed != 1 || r.FirstError == nil || r.All.Questions != 1 {
+	if err != nil || r.Failed != 1 || r.FirstError == nil || r.All.Retrievals != 1 {
 		t.Errorf("failing judge: %+v, %v", r, err)
 	}
 
@@ -283,20 +284,30 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
-func TestNaive(t *testing.T) {
-	judge := Naive(NaiveThreshold)
-	// Distinct non-stop words of query + reference: "kiss", "tell", "1945",
-	// "film", "shirley", "temple": a chunk needs three of them.
-	got, err := judge("Kiss and Tell: was it a 1945 film?", "Shirley Temple",
-		[]string{"Kiss and Tell is a 1945 film.", "Shirley Temple starred in a film.", "Kiss me.", ""})
+func TestSource(t *testing.T) {
+	src := NewSource(strings.NewReader(twoQuestions))
+	a, err := src.Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{true, true, false, false}; !reflect.DeepEqual(got, want) {
-		t.Errorf("naive verdicts %v, want %v", got, want)
+	if a.ID != "a" || a.Query != "Who is older, Ann or Bo?" || a.Reference != "Bo" || a.Answer != "" || a.Type != TypeOther {
+		t.Errorf("first retrieval %+v", a)
 	}
-	got, _ = judge("Is it?", "", []string{"It is."})
-	if got[0] {
-		t.Error("no content words: judged relevant")
+	if c := a.Chunks[2]; c.ID != "2" || c.Title != "Bo" || c.Text != "Bo was born in 1940." || !c.Relevant {
+		t.Errorf("third chunk %+v", c)
+	}
+	if got, want := a.Labels(), []bool{true, false, true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("labels %v", got)
+	}
+	b, err := src.Next()
+	if err != nil || b.Type != TypeYesNo {
+		t.Errorf("second retrieval %+v, %v", b, err)
+	}
+	if _, err := src.Next(); err != io.EOF {
+		t.Errorf("after the last: %v", err)
+	}
+	noContexts := `{"question_id": "x", "question_text": "q", "answers_objects": [{"spans": ["a"]}], "contexts": []}`
+	if _, err := NewSource(strings.NewReader(noContexts)).Next(); err == nil || !strings.Contains(err.Error(), "no chunks") {
+		t.Errorf("question without paragraphs: %v", err)
 	}
 }

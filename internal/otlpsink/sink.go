@@ -1,11 +1,13 @@
-// Package otlpsink is a minimal OTLP/gRPC trace endpoint that keeps what it
-// receives. The demo and the end-to-end test point a collector's OTLP
-// exporter at it to see the spans the collector sends on.
+// Package otlpsink is a minimal OTLP trace endpoint, over gRPC (Start) or
+// HTTP (StartHTTP), that keeps what it receives. The demo and the end-to-end
+// test point a collector's OTLP exporter at it to see the spans the
+// collector sends on.
 package otlpsink
 
 import (
 	"context"
 	"net"
+	"net/http"
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -13,12 +15,13 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Sink receives OTLP traces over gRPC.
+// Sink receives OTLP traces.
 type Sink struct {
 	ptraceotlp.UnimplementedGRPCServer
 
-	server *grpc.Server
-	lis    net.Listener
+	server     *grpc.Server // nil when serving HTTP
+	httpServer *http.Server // nil when serving gRPC
+	lis        net.Listener
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every export
@@ -45,13 +48,18 @@ func (s *Sink) Addr() string { return s.lis.Addr().String() }
 func (s *Sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
 	td := ptrace.NewTraces()
 	req.Traces().CopyTo(td)
+	s.record(td)
+	return ptraceotlp.NewExportResponse(), nil
+}
+
+// record keeps td and wakes WaitForSpans.
+func (s *Sink) record(td ptrace.Traces) {
 	s.mu.Lock()
 	s.traces = append(s.traces, td)
 	s.spans += td.SpanCount()
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
-	return ptraceotlp.NewExportResponse(), nil
 }
 
 // Traces returns everything received so far.
@@ -87,4 +95,11 @@ func (s *Sink) WaitForSpans(ctx context.Context, n int) (int, error) {
 }
 
 // Stop stops serving.
-func (s *Sink) Stop() { s.server.Stop() }
+func (s *Sink) Stop() {
+	if s.server != nil {
+		s.server.Stop()
+	}
+	if s.httpServer != nil {
+		_ = s.httpServer.Close()
+	}
+}

@@ -1,9 +1,14 @@
-package hotpotqa
+package evalset
 
 import (
 	"strings"
 	"unicode"
 )
+
+// VerdictFunc judges the chunks of one retrieval, returning one relevance
+// verdict per chunk in rank order: the simplest shape of a judge, which the
+// naive baseline and in-process judges take.
+type VerdictFunc func(query, reference string, chunks []string) ([]bool, error)
 
 // NaiveThreshold is the threshold of the naive baseline: "at least half of
 // the question and answer words appear in the chunk", the round number a

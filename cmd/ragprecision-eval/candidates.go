@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/ragprecision/ragprecision/internal/evalset"
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// lexicalModel is the offline judge's model string.
+const lexicalModel = judge.ProviderBuiltin + ":" + judge.BuiltinLexical
+
+// candidate is a judge under evaluation.
+type candidate struct {
+	name  string
+	judge func(context.Context, judge.Request) (judge.Result, error)
+	// cost counts what the judge's requests cost; nil for in-process judges,
+	// which make none.
+	cost *costObserver
+	// baseline marks the judge the others are compared with.
+	baseline bool
+}
+
+// judgeFlags are the flags that describe the judge under evaluation.
+type judgeFlags struct {
+	model, baseURL, keyEnv, mode, responseFormat string
+	concurrency                                  int
+}
+
+// judgeConfig is the judge.Config for f, with the processor's usual
+// settings where the command has no flag.
+func (f judgeFlags) judgeConfig(getenv func(string) string) judge.Config {
+	return judge.Config{
+		Model:          f.model,
+		BaseURL:        f.baseURL,
+		APIKey:         getenv(f.keyEnv),
+		Mode:           judge.Mode(f.mode),
+		ResponseFormat: judge.ResponseFormat(f.responseFormat),
+		Timeout:        60 * time.Second,
+		MaxConcurrency: max(f.concurrency, 1),
+		MaxRetries:     2,
+		MaxChunkChars:  8192,
+		// A verdict asked for twice in a set (the same chunk for the same
+		// question and reference) is paid for once, as in the processor.
+		CacheSize: 100000,
+	}
+}
+
+// candidates lists the judges to run on every retrieval: the judge f names
+// (the one -out reports on) first, then builtin:lexical when f names another
+// judge, then the naive baseline. close releases the judges' connections.
+func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close func(), err error) {
+	var closers []io.Closer
+	close = func() {
+		for _, c := range closers {
+			_ = c.Close()
+		}
+	}
+	add := func(cfg judge.Config) error {
+		cost := &costObserver{}
+		j, err := judge.New(cfg, judge.WithObserver(cost))
+		if err != nil {
+			return err
+		}
+		closers = append(closers, j)
+		if j.ID() == lexicalModel {
+			cost = nil // in-process: no requests to count
+		}
+		cs = append(cs, candidate{name: j.ID(), judge: j.Judge, cost: cost})
+		return nil
+	}
+	if err := add(f.judgeConfig(getenv)); err != nil {
+		if getenv(f.keyEnv) == "" {
+			err = fmt.Errorf("%w (the API key is read from $%s, which is empty; see -api-key-env)", err, f.keyEnv)
+		}
+		return nil, nil, fmt.Errorf("-judge %s: %w", f.model, err)
+	}
+	if cs[0].name != lexicalModel {
+		lf := f
+		lf.model = lexicalModel
+		if err := add(lf.judgeConfig(getenv)); err != nil {
+			close()
+			return nil, nil, err
+		}
+	}
+	naive := evalset.Naive(evalset.NaiveThreshold)
+	cs = append(cs, candidate{
+		name:     fmt.Sprintf("naive@%.2g", evalset.NaiveThreshold),
+		judge:    fromVerdictFunc(naive),
+		baseline: true,
+	})
+	return cs, close, nil
+}
+
+// fromVerdictFunc adapts an in-process judge to the judge.Judge method.
+func fromVerdictFunc(f evalset.VerdictFunc) func(context.Context, judge.Request) (judge.Result, error) {
+	return func(_ context.Context, req judge.Request) (judge.Result, error) {
+		vs, err := f(req.Query, req.Reference, req.Chunks)
+		if err != nil {
+			return judge.Result{}, err
+		}
+		out := make([]judge.Verdict, len(vs))
+		for i, v := range vs {
+			out[i].Relevant = v
+		}
+		return judge.Result{Verdicts: out}, nil
+	}
+}
+
+// costObserver counts a judge's requests and tokens, as the processor's
+// judge_requests and judge_tokens metrics do.
+type costObserver struct {
+	requests, failedRequests       atomic.Int64
+	promptTokens, completionTokens atomic.Int64
+	cacheHits, cacheMisses         atomic.Int64
+}
+
+func (o *costObserver) JudgeRequest(outcome judge.Outcome, _ judge.Reason, _ time.Duration, u judge.Usage) {
+	o.requests.Add(1)
+	if outcome != judge.OutcomeOK {
+		o.failedRequests.Add(1)
+	}
+	o.promptTokens.Add(u.PromptTokens)
+	o.completionTokens.Add(u.CompletionTokens)
+}
+
+func (*costObserver) JudgeHealth(error) {}
+
+func (o *costObserver) CacheLookups(hits, misses int) {
+	o.cacheHits.Add(int64(hits))
+	o.cacheMisses.Add(int64(misses))
+}
+
+// stageOf is the stage of a cascade judge that decided v ("" when the judge
+// has no stages). The judge package does not report stages yet; when
+// judge.Verdict gains one, this returns it and the stage table fills in.
+func stageOf(judge.Verdict) string { return "" }
