@@ -62,7 +62,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo
+E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck
 
 unit:
 	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
