@@ -175,4 +175,3 @@ func waitFor(t *testing.T, timeout time.Duration, exited <-chan error, cond func
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
