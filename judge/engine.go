@@ -27,6 +27,7 @@ import (
 // soon as that becomes clear, rather than paid for and thrown away.
 type Engine struct {
 	be            backend
+	perChunk      bool // each chunk is its own group (see job)
 	keys          keyer
 	cache         *verdictCache
 	clock         Clock
@@ -46,7 +47,7 @@ type Engine struct {
 	flights map[cacheKey]*flight
 	live    map[*job]struct{}
 	running map[*unit]struct{}
-	queued  int // units ready or delayed
+	queued  int // groups todo, retries ready or delayed
 	wake    Timer
 	wakeAt  time.Time
 	latency latencyEstimate
@@ -111,6 +112,7 @@ func New(c Config, opts ...Option) (*Engine, error) {
 func newEngine(c Config, be backend, o options) *Engine {
 	e := &Engine{
 		be:            be,
+		perChunk:      be.batch() == 1,
 		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode))},
 		cache:         newVerdictCache(c.CacheSize, c.CacheTTL, o.clock),
 		clock:         o.clock,
@@ -154,11 +156,27 @@ func (e *Engine) Inline() bool { return e.be.inline() }
 // not relevant without asking the judge.
 const EmptyChunkReason = "empty chunk: no text to judge"
 
-// job is one retrieval to judge.
+// job is one retrieval to judge. While it waits for a worker it is only
+// this struct and its arrays: requests (units) and the records that
+// de-duplicate them (flights) are made when a worker takes its next group.
 type job struct {
-	seq         uint64
-	query, ref  string
-	verdicts    []Verdict
+	seq        uint64
+	query, ref string
+	verdicts   []Verdict
+	// texts are the chunks to judge (not empty, cut to max_chunk_chars),
+	// idx their indices in verdicts, keys the cache keys of their groups:
+	// group g is texts[g] in per-chunk mode, all of texts (g = 0) for
+	// judges that see the chunks together.
+	texts []string
+	idx   []int
+	keys  []cacheKey
+	// gstate is each group's state: groupTodo until a worker takes it.
+	gstate []uint8
+	next   int // first group that may still be todo
+	todo   int // groups in groupTodo
+	// retries are units of this job ready to be sent again.
+	retries []*unit
+
 	left        int // chunks not decided yet
 	usage       Usage
 	deadline    time.Time // zero: none
@@ -166,28 +184,43 @@ type job struct {
 	finished    bool
 	probe       bool
 	started     bool
-	runnable    []*unit
 	heapIdx     int
-	plan        []planned // what Commit still has to decide
+	reserved    int // budget reserved for groups not sent yet
 	hits        int
 	emptyChunks int
 }
 
-// planned is a group of chunks decided together: one chunk, or a whole
-// retrieval for judges that see the chunks together.
-type planned struct {
-	key   cacheKey
-	texts []string
-	idx   []int // idx[i] is the chunk index of texts[i]
+// Group states.
+const (
+	groupTodo    uint8 = iota // not taken yet
+	groupWaiting              // a request for it is in flight (this job's or another's)
+	groupDone                 // decided
+)
+
+// groupOf returns group g's texts and chunk indices.
+func (j *job) groupOf(g int, perChunk bool) ([]string, []int) {
+	if perChunk {
+		return j.texts[g : g+1], j.idx[g : g+1]
+	}
+	return j.texts, j.idx
 }
 
+// runnable is the number of sends the job has ready: todo groups and
+// retries.
+func (j *job) runnable() int { return j.todo + len(j.retries) }
+
 // prepare cuts the texts to max_chunk_chars, decides empty chunks, and
-// plans the rest by cache key.
+// computes the groups' cache keys.
 func (e *Engine) prepare(req Request) *job {
 	query, ref := truncateRunes(req.Query, e.maxChunkChars), truncateRunes(req.Reference, e.maxChunkChars)
 	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1}
-	var texts []string
-	var idx []int
+	n := 0
+	for _, c := range req.Chunks {
+		if strings.TrimSpace(c) != "" {
+			n++
+		}
+	}
+	j.texts, j.idx = make([]string, 0, n), make([]int, 0, n)
 	for i, c := range req.Chunks {
 		if strings.TrimSpace(c) == "" {
 			// A chunk with no text keeps its rank and is not relevant; a
@@ -196,39 +229,55 @@ func (e *Engine) prepare(req Request) *job {
 			j.emptyChunks++
 			continue
 		}
-		texts = append(texts, truncateRunes(c, e.maxChunkChars))
-		idx = append(idx, i)
+		j.texts = append(j.texts, truncateRunes(c, e.maxChunkChars))
+		j.idx = append(j.idx, i)
 	}
-	j.left = len(texts)
-	if len(texts) == 0 {
+	j.left = n
+	if n == 0 {
 		return j
 	}
-	if e.be.batch() == 1 {
-		j.plan = make([]planned, len(texts))
-		for k, t := range texts {
-			j.plan[k] = planned{key: e.keys.key(query, ref, texts[k:k+1]), texts: []string{t}, idx: idx[k : k+1]}
+	if e.perChunk {
+		j.keys = make([]cacheKey, n)
+		for k := range j.texts {
+			j.keys[k] = e.keys.key(query, ref, j.texts[k:k+1])
 		}
 	} else {
-		j.plan = []planned{{key: e.keys.key(query, ref, texts), texts: texts, idx: idx}}
+		j.keys = []cacheKey{e.keys.key(query, ref, j.texts)}
 	}
+	j.gstate = make([]uint8, len(j.keys))
+	j.todo = len(j.keys)
 	return j
 }
 
-// fromCache decides what the cache holds and drops it from the plan.
+// decideGroupLocked records group g's verdicts on j.
+func (e *Engine) decideGroupLocked(j *job, g int, vs []Verdict) {
+	_, idx := j.groupOf(g, e.perChunk)
+	for i, ci := range idx {
+		j.verdicts[ci] = vs[i]
+	}
+	j.left -= len(idx)
+	if j.gstate[g] == groupTodo {
+		j.todo--
+	}
+	j.gstate[g] = groupDone
+}
+
+// fromCache decides the todo groups the cache holds. e.mu is held, or j is
+// not shared yet.
 func (e *Engine) fromCache(j *job, now time.Time) {
-	kept := j.plan[:0]
-	for _, p := range j.plan {
-		if vs, ok := e.cache.get(p.key, now); ok && len(vs) == len(p.idx) {
-			for i, ci := range p.idx {
-				j.verdicts[ci] = vs[i]
-			}
-			j.left -= len(p.idx)
-			j.hits += len(p.idx)
+	for g, k := range j.keys {
+		if j.gstate[g] != groupTodo {
 			continue
 		}
-		kept = append(kept, p)
+		if vs, ok := e.cache.get(k, now); ok {
+			_, idx := j.groupOf(g, e.perChunk)
+			if len(vs) != len(idx) {
+				continue
+			}
+			j.hits += len(idx)
+			e.decideGroupLocked(j, g, vs)
+		}
 	}
-	j.plan = kept
 }
 
 // JudgeInline judges req in the caller's goroutine. It is for inline judges
@@ -241,17 +290,19 @@ func (e *Engine) JudgeInline(req Request) (Result, error) {
 	now := e.clock.Now()
 	e.fromCache(j, now)
 	misses := 0
-	for _, p := range j.plan {
-		vs, usage, err := e.be.attempt(context.Background(), j.query, j.ref, p.texts)
+	for g, k := range j.keys {
+		if j.gstate[g] != groupTodo {
+			continue
+		}
+		texts, idx := j.groupOf(g, e.perChunk)
+		vs, usage, err := e.be.attempt(context.Background(), j.query, j.ref, texts)
 		if err != nil {
 			return Result{}, err
 		}
 		j.usage.Add(usage)
-		for i, ci := range p.idx {
-			j.verdicts[ci] = vs[i]
-		}
-		misses += len(p.idx)
-		e.cache.put(p.key, vs, now)
+		misses += len(idx)
+		e.cache.put(k, vs, now)
+		e.decideGroupLocked(j, g, vs)
 	}
 	e.obs.CacheLookups(j.hits, misses)
 	return Result{Verdicts: j.verdicts, Usage: j.usage}, nil
@@ -301,10 +352,9 @@ func (e *Engine) Judge(ctx context.Context, req Request) (Result, error) {
 // span go on with the batch and a status, and commits it once the batch has
 // been accepted downstream.
 type Ticket struct {
-	e        *Engine
-	j        *job
-	reserved int
-	state    int // ticketAdmitted, ticketCommitted, ticketAbandoned
+	e     *Engine
+	j     *job
+	state int // ticketAdmitted, ticketCommitted, ticketAbandoned
 }
 
 const (
@@ -339,12 +389,13 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 	// Requests this judgement would make: one per distinct key not already
 	// being decided for another judgement.
 	need := 0
-	seen := make(map[cacheKey]bool, len(j.plan))
-	for _, p := range j.plan {
-		if _, ok := e.flights[p.key]; ok || seen[p.key] {
+	for g, k := range j.keys {
+		if j.gstate[g] != groupTodo {
 			continue
 		}
-		seen[p.key] = true
+		if _, ok := e.flights[k]; ok || (e.perChunk && duplicateKey(j.keys[:g], k)) {
+			continue
+		}
 		need++
 	}
 	if need > 0 {
@@ -366,7 +417,17 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			return nil, ErrOverBudget
 		}
 	}
-	return &Ticket{e: e, j: j, reserved: need}, nil
+	j.reserved = need
+	return &Ticket{e: e, j: j}, nil
+}
+
+func duplicateKey(keys []cacheKey, k cacheKey) bool {
+	for _, o := range keys {
+		if o == k {
+			return true
+		}
+	}
+	return false
 }
 
 // capacityLocked refuses a judgement that, behind the requests already
@@ -397,7 +458,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	}
 	t.state = ticketCommitted
 	if e.closed {
-		e.refundLocked(t.reserved)
+		j.todo = 0 // never queued
 		e.failLocked(j, ErrClosed)
 		e.mu.Unlock()
 		e.drain()
@@ -406,38 +467,40 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	e.seq++
 	j.seq = e.seq
 	e.live[j] = struct{}{}
-	now := e.clock.Now()
-	e.fromCache(j, now) // decided meanwhile by another judgement
-	made, asked := 0, 0
-	for _, p := range j.plan {
-		if f, ok := e.flights[p.key]; ok {
-			f.waiters = append(f.waiters, waiter{j: j, idx: p.idx})
-			continue
+	// Decided meanwhile by another judgement, or being decided now: wait
+	// for that rather than ask again.
+	e.fromCache(j, e.clock.Now())
+	for g, k := range j.keys {
+		if j.gstate[g] == groupTodo {
+			if f, ok := e.flights[k]; ok {
+				e.attachLocked(j, g, f)
+			}
 		}
-		asked += len(p.idx)
-		f := &flight{key: p.key, texts: p.texts, verdicts: make([]Verdict, len(p.texts)), pending: len(p.texts), units: 1}
-		f.waiters = []waiter{{j: j, idx: p.idx}}
-		e.flights[p.key] = f
-		u := &unit{f: f, owner: j, pos: allPositions(len(p.texts))}
-		j.runnable = append(j.runnable, u)
-		e.queued++
-		made++
 	}
-	j.plan = nil
-	e.refundLocked(t.reserved - made)
-	// A verdict another judgement is already requesting costs no request
-	// either, so it counts as a hit: hits and misses then add up to the
-	// requests saved and made, whatever the timing.
-	total := len(j.verdicts) - j.emptyChunks
-	e.note(func() { e.obs.CacheLookups(total-asked, asked) })
-	if j.left == 0 {
+	hits := j.hits
+	j.hits = 0
+	e.note(func() { e.obs.CacheLookups(hits, 0) })
+	switch {
+	case j.left == 0:
 		e.completeLocked(j)
-	} else if len(j.runnable) > 0 {
+	case j.runnable() > 0:
+		e.queued += j.todo
 		e.ready.push(j)
 		e.cond.Broadcast()
 	}
 	e.mu.Unlock()
 	e.drain()
+}
+
+// attachLocked makes job j wait for flight f to decide its group g.
+func (e *Engine) attachLocked(j *job, g int, f *flight) {
+	_, idx := j.groupOf(g, e.perChunk)
+	f.waiters = append(f.waiters, waiter{j: j, idx: idx, g: g})
+	if j.gstate[g] == groupTodo {
+		j.todo--
+	}
+	j.gstate[g] = groupWaiting
+	j.hits += len(idx)
 }
 
 // Abandon gives back what Admit reserved; nothing is judged.
@@ -449,7 +512,8 @@ func (t *Ticket) Abandon() {
 		return
 	}
 	t.state = ticketAbandoned
-	e.refundLocked(t.reserved)
+	e.refundLocked(t.j.reserved)
+	t.j.reserved = 0
 	if t.j.probe {
 		e.health.probeEnded()
 	}

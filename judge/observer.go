@@ -29,10 +29,11 @@ type Observer interface {
 	// the failure's reason for retry and error outcomes and the tokens the
 	// reply reported (zero when there was no reply).
 	JudgeRequest(outcome Outcome, reason Reason, latency time.Duration, usage Usage)
-	// CacheLookups is called once per judgement with the number of chunks
-	// answered without a request of their own (from the verdict cache, or
-	// by a request for the same verdict already in flight) and the number
-	// that needed one.
+	// CacheLookups is called as a judgement's chunks are looked up, with
+	// the number answered without a request of their own (from the verdict
+	// cache, or by a request for the same verdict already in flight) and
+	// the number that needed one; over a judgement they add up to its
+	// chunks (empty chunks aside).
 	CacheLookups(hits, misses int)
 	// JudgeHealth is called when the judge starts failing (err is the
 	// failure that opened the health breaker) and when it recovers (nil).

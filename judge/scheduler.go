@@ -11,8 +11,9 @@ import (
 )
 
 // flight is one cache key being decided: one chunk, or a whole retrieval
-// for judges that see the chunks together. Every judgement that needs it
-// waits on it, so identical requests in flight are made once.
+// for judges that see the chunks together. It exists while a request for it
+// is in flight or waits to be retried; every judgement that needs the same
+// key meanwhile waits on it, so identical requests are made once.
 type flight struct {
 	key      cacheKey
 	texts    []string
@@ -23,11 +24,12 @@ type flight struct {
 	waiters  []waiter
 }
 
-// waiter is a judgement waiting for a flight: idx[i] is its chunk index for
-// the flight's position i.
+// waiter is a judgement waiting for a flight to decide its group g, whose
+// chunk indices are idx (idx[i] for the flight's position i).
 type waiter struct {
 	j   *job
 	idx []int
+	g   int
 }
 
 // unit is one request to make: the positions of a flight it decides (all of
@@ -47,6 +49,9 @@ type unit struct {
 }
 
 func (u *unit) texts() []string {
+	if len(u.pos) == len(u.f.texts) {
+		return u.f.texts
+	}
 	out := make([]string, len(u.pos))
 	for i, p := range u.pos {
 		out[i] = u.f.texts[p]
@@ -70,7 +75,8 @@ func (e *Engine) worker() {
 
 // take waits for the next unit to send: from the judgement with the
 // earliest deadline. It fails judgements that can no longer finish in time
-// instead of sending their requests.
+// instead of sending their requests, and settles groups that another
+// judgement has decided, or is deciding, meanwhile.
 func (e *Engine) take() (u *unit, query, ref string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -79,16 +85,15 @@ func (e *Engine) take() (u *unit, query, ref string) {
 		e.promoteLocked(now)
 		for len(e.ready) > 0 {
 			j := e.ready[0]
-			u := j.runnable[0]
-			j.runnable[0] = nil
-			j.runnable = j.runnable[1:]
-			if len(j.runnable) == 0 {
-				heap.Pop(&e.ready)
-			}
-			e.queued--
 			if err := e.lateLocked(j, now); err != nil {
 				e.failLocked(j, err)
-				e.orphanLocked(u)
+				continue
+			}
+			u := e.nextUnitLocked(j, now)
+			if j.heapIdx >= 0 && j.runnable() == 0 {
+				heap.Remove(&e.ready, j.heapIdx)
+			}
+			if u == nil {
 				continue
 			}
 			j.started = true
@@ -101,12 +106,69 @@ func (e *Engine) take() (u *unit, query, ref string) {
 				u.ctx, u.cancel = context.WithCancel(context.Background())
 			}
 			e.running[u] = struct{}{}
-			return u, j.query, j.ref
+			return u, u.owner.query, u.owner.ref
 		}
 		e.armWakeLocked(now)
 		e.cond.Wait()
 	}
 	return nil, "", ""
+}
+
+// nextUnitLocked takes j's next send: a retry, or its next todo group, for
+// which it makes the flight and the unit, unless the cache or a flight
+// already under way answers the group (nil then).
+func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
+	if len(j.retries) > 0 {
+		u := j.retries[0]
+		j.retries[0] = nil
+		j.retries = j.retries[1:]
+		e.queued--
+		return u
+	}
+	for j.next < len(j.gstate) && j.gstate[j.next] != groupTodo {
+		j.next++
+	}
+	if j.next == len(j.gstate) {
+		return nil
+	}
+	g := j.next
+	j.next++
+	e.queued--
+	k := j.keys[g]
+	texts, idx := j.groupOf(g, e.perChunk)
+	if vs, ok := e.cache.get(k, now); ok && len(vs) == len(idx) {
+		e.unreserveLocked(j, 1)
+		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
+		e.decideGroupLocked(j, g, vs)
+		if j.left == 0 {
+			e.completeLocked(j)
+		}
+		return nil
+	}
+	if f, ok := e.flights[k]; ok {
+		e.unreserveLocked(j, 1)
+		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
+		e.attachLocked(j, g, f)
+		j.hits = 0
+		return nil
+	}
+	if j.reserved > 0 {
+		j.reserved-- // spent now
+	}
+	e.note(func() { e.obs.CacheLookups(0, len(idx)) })
+	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts), units: 1,
+		waiters: []waiter{{j: j, idx: idx, g: g}}}
+	e.flights[k] = f
+	j.todo--
+	j.gstate[g] = groupWaiting
+	return &unit{f: f, pos: allPositions(len(texts)), owner: j, heapIdx: -1}
+}
+
+// unreserveLocked gives back budget reserved for j that will not be spent.
+func (e *Engine) unreserveLocked(j *job, n int) {
+	n = min(n, j.reserved)
+	j.reserved -= n
+	e.refundLocked(n)
 }
 
 // lateLocked tells whether judgement j can no longer finish in time at the
@@ -130,7 +192,7 @@ func (e *Engine) lateLocked(j *job, now time.Time) error {
 		}
 		return nil
 	}
-	rounds := math.Ceil(float64(len(j.runnable)+1) / float64(e.slots))
+	rounds := math.Ceil(float64(j.runnable()) / float64(e.slots))
 	if now.Add(time.Duration(rounds * float64(mean))).After(j.deadline) {
 		return ErrNoCapacity
 	}
@@ -327,10 +389,7 @@ func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
 		if j.finished {
 			continue
 		}
-		for i, ci := range w.idx {
-			j.verdicts[ci] = f.verdicts[i]
-		}
-		j.left -= len(w.idx)
+		e.decideGroupLocked(j, w.g, f.verdicts)
 		if j.left == 0 {
 			e.completeLocked(j)
 		}
@@ -382,7 +441,7 @@ func (e *Engine) placeLocked(u *unit) {
 		return
 	}
 	u.owner = owner
-	owner.runnable = append(owner.runnable, u)
+	owner.retries = append(owner.retries, u)
 	e.queued++
 	if owner.heapIdx < 0 {
 		e.ready.push(owner)
@@ -473,7 +532,7 @@ func (e *Engine) shedLocked(now time.Time) {
 	})
 	ahead := len(e.running) + len(e.delayed)
 	for _, j := range jobs {
-		units := len(j.runnable)
+		units := j.runnable()
 		if j.started || j.deadline.IsZero() || j.probe {
 			ahead += units
 			continue
@@ -493,40 +552,38 @@ func (e *Engine) failLocked(j *job, err error) {
 		return
 	}
 	j.finished = true
+	e.releaseLocked(j)
+	if j.done != nil {
+		e.done = append(e.done, completion{j: j, res: Result{Usage: j.usage}, err: err})
+	}
+}
+
+// releaseLocked takes a finished judgement out of the schedule: its todo
+// groups are dropped, its retries go to another judgement waiting for them
+// (or are dropped), its unspent budget is given back.
+func (e *Engine) releaseLocked(j *job) {
 	delete(e.live, j)
 	if j.heapIdx >= 0 {
 		heap.Remove(&e.ready, j.heapIdx)
 	}
-	units := j.runnable
-	j.runnable = nil
+	e.queued -= j.todo
+	j.todo = 0
+	units := j.retries
+	j.retries = nil
 	e.queued -= len(units)
 	for _, u := range units {
 		e.orphanLocked(u)
 	}
+	e.unreserveLocked(j, j.reserved)
 	if j.probe {
 		e.health.probeEnded()
-	}
-	if j.done != nil {
-		e.done = append(e.done, completion{j: j, res: Result{Usage: j.usage}, err: err})
 	}
 }
 
 // completeLocked ends judgement j with its verdicts.
 func (e *Engine) completeLocked(j *job) {
 	j.finished = true
-	delete(e.live, j)
-	if j.heapIdx >= 0 {
-		heap.Remove(&e.ready, j.heapIdx)
-	}
-	units := j.runnable
-	j.runnable = nil
-	e.queued -= len(units)
-	for _, u := range units {
-		e.orphanLocked(u)
-	}
-	if j.probe {
-		e.health.probeEnded()
-	}
+	e.releaseLocked(j)
 	if j.done != nil {
 		e.done = append(e.done, completion{j: j, res: Result{Verdicts: j.verdicts, Usage: j.usage}})
 	}

@@ -32,31 +32,31 @@ func TestMain(m *testing.M) {
 
 // harness is a processor wired to a sink and a real metrics SDK reader.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	p    *ragProcessor
 	sink *consumertest.TracesSink
 	tel  *componenttest.Telemetry
 }
 
-func newHarness(t *testing.T, mutate func(*config.Config), opts ...judge.Option) *harness {
+func newHarness(t testing.TB, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
 	return newHarnessWithSink(t, new(consumertest.TracesSink), mutate, opts...)
 }
 
-func newHarnessWithSink(t *testing.T, sink *consumertest.TracesSink, mutate func(*config.Config), opts ...judge.Option) *harness {
+func newHarnessWithSink(t testing.TB, sink *consumertest.TracesSink, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
 	return newHarnessFull(t, sink, nil, nil, mutate, opts...)
 }
 
 // newHarnessLogged is newHarness with the processor logging to logger.
-func newHarnessLogged(t *testing.T, logger *zap.Logger, mutate func(*config.Config), opts ...judge.Option) *harness {
+func newHarnessLogged(t testing.TB, logger *zap.Logger, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
 	return newHarnessFull(t, new(consumertest.TracesSink), logger, nil, mutate, opts...)
 }
 
 // newHarnessFull is newHarness with every part given: a nil logger or host
 // means the defaults.
-func newHarnessFull(t *testing.T, sink *consumertest.TracesSink, logger *zap.Logger, host component.Host, mutate func(*config.Config), opts ...judge.Option) *harness {
+func newHarnessFull(t testing.TB, sink *consumertest.TracesSink, logger *zap.Logger, host component.Host, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
 	cfg := config.Default()
 	if mutate != nil {
@@ -236,7 +236,7 @@ func (b *blockingJudge) open() { b.once.Do(func() { close(b.release) }) }
 // newBlockedHarness runs the processor with an LLM judge that holds every
 // request until bj.open() (at the latest when the test ends, before the
 // processor is shut down).
-func newBlockedHarness(t *testing.T, mutate func(*config.Config)) (h *harness, bj *blockingJudge) {
+func newBlockedHarness(t testing.TB, mutate func(*config.Config)) (h *harness, bj *blockingJudge) {
 	t.Helper()
 	bj = newBlockingJudge("Paris")
 	srv := chatServer(t, bj.handle)
@@ -267,7 +267,7 @@ func llmJudge(url string) func(*config.Config) {
 	}
 }
 
-func chatServer(t *testing.T, h chattest.Handler) *chattest.Server {
+func chatServer(t testing.TB, h chattest.Handler) *chattest.Server {
 	t.Helper()
 	s := chattest.NewServer(h)
 	t.Cleanup(s.Close)

@@ -28,7 +28,11 @@ const (
 type heldSpan struct {
 	span   ptrace.Span
 	origin *origin
-	ret    spanreader.Retrieval
+	// ret is what was read from the span, kept only while it waits for its
+	// trace's answer; chunks and textBytes outlive it.
+	ret       spanreader.Retrieval
+	chunks    int
+	textBytes int64
 	// call keeps the caller's context values (client metadata) without its
 	// cancellation, which ends when the synchronous call returns.
 	call       *callContext
@@ -75,7 +79,7 @@ func (p *ragProcessor) take(h *heldSpan, span ptrace.Span, org *origin) bool {
 	h.origin = org
 	h.span = ptrace.NewSpan()
 	span.MoveTo(h.span)
-	h.bytes = int64(sizer.SpanSize(h.span)) + h.ret.Bytes() + heldOverhead
+	h.bytes = int64(sizer.SpanSize(h.span)) + h.textBytes + heldOverhead
 
 	p.mu.Lock()
 	status, reason := p.capacityStatusLocked(h.bytes)

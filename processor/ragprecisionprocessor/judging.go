@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
 	"github.com/ragprecision/ragprecision/scoring"
 )
 
@@ -61,6 +62,7 @@ func (p *ragProcessor) judgeJoined(h *heldSpan, traceAnswer string) {
 	}
 	h.refSource = src
 	req := judge.Request{Query: h.ret.Query, Reference: ref, Chunks: h.ret.Chunks}
+	h.ret = spanreader.Retrieval{}
 	if p.engine.Inline() {
 		res, err := p.engine.JudgeInline(req)
 		p.finish(h, res, err)
@@ -114,7 +116,7 @@ func (p *ragProcessor) finish(h *heldSpan, res judge.Result, err error) {
 // status (and reason) it goes on with.
 func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error) {
 	status, reason := statusOf(err)
-	if status == statusScored && len(res.Verdicts) != len(h.ret.Chunks) {
+	if status == statusScored && len(res.Verdicts) != h.chunks {
 		status, reason = statusJudgeError, string(judge.ReasonBadReply)
 	}
 	if status != statusScored {

@@ -254,7 +254,8 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		p.markUnscored(span, statusNoReference, "")
 		return nil
 	}
-	h := &heldSpan{ret: ret, service: service, dataSource: dataSource, arrived: st.now, deadline: st.now.Add(p.cfg.MaxWait)}
+	h := &heldSpan{ret: ret, chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
+		arrived: st.now, deadline: st.now.Add(p.cfg.MaxWait)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
 		if !known {
@@ -277,6 +278,8 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		return nil
 	}
 	h.ticket, h.refSource = ticket, src
+	// The judge has what it needs of the retrieval; the span keeps its text.
+	h.ret = spanreader.Retrieval{}
 	return h
 }
 
