@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e fuzz bench eval clean
+.PHONY: all build demo validate test lint unit e2e fuzz bench eval cascade-curve clean
 
 all: build
 
@@ -90,6 +90,21 @@ bench:
 ## -judge openai:gpt-4o-mini, -data my-set.jsonl (docs/EVAL_FORMAT.md).
 eval:
 	$(GO) run ./cmd/ragprecision-eval $(ARGS)
+
+## cascade-curve: what a cascade (cascade:openai:oracle) saves and loses over
+## judge.cascade.min_confidence, against a local LLM that answers from the labels:
+## perfect, and wrong on 10% of chunks. Needs the HotpotQA file (see make eval).
+CURVE_CONFIDENCES ?= 0.3 0.5 0.6 0.7 0.8 0.9
+cascade-curve:
+	@for e in 0 0.1; do \
+	  echo "== LLM wrong on $$e of chunks"; \
+	  $(GO) run ./cmd/ragprecision-eval -judge openai:oracle -oracle $$e -progress 0 $(ARGS) | grep -E '^ +all .*openai:oracle'; \
+	  for c in $(CURVE_CONFIDENCES); do \
+	    echo "-- min_confidence $$c"; \
+	    $(GO) run ./cmd/ragprecision-eval -judge cascade:openai:oracle -oracle $$e -min-confidence $$c -progress 0 $(ARGS) \
+	      | grep -E '^ +all .*cascade|deciding stage'; \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BIN) build

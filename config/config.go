@@ -135,9 +135,18 @@ type Attributes struct {
 // Judge configures the relevance judge.
 type Judge struct {
 	// Model is provider:model, provider one of openai, azure, anthropic,
-	// google, ollama, builtin; a bare name means openai. Default
-	// builtin:lexical.
+	// google, ollama, builtin; a bare name means openai; or
+	// cascade:provider:model, where builtin:lexical decides the verdicts it
+	// is sure of and that LLM the rest. Default builtin:lexical.
 	Model string `mapstructure:"model"`
+	// Cascade tunes a cascade judge (model: cascade:provider:model).
+	Cascade Cascade `mapstructure:"cascade"`
+	// Criteria says what "relevant" means in your domain ("must state the
+	// policy number"). LLM judges read it in a fenced block of their
+	// prompt; it is part of the prompt version and of every cache key.
+	// builtin:lexical cannot read it (a cascade then lets builtin:lexical
+	// decide only "not relevant" verdicts). Default "".
+	Criteria string `mapstructure:"criteria"`
 	// BaseURL points at any OpenAI-compatible endpoint instead of the
 	// provider's own. Required for azure. `endpoint`, the collector's usual
 	// HTTP client key, is accepted as a synonym. Default "".
@@ -175,6 +184,15 @@ type Judge struct {
 	// max_conns_per_host… Its idle connections per host default to
 	// max_concurrency, so that requests in flight reuse connections.
 	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
+}
+
+// Cascade tunes a cascade judge.
+type Cascade struct {
+	// MinConfidence is the confidence from which builtin:lexical's verdicts
+	// are final; the LLM decides the rest. Higher: more LLM calls, closer
+	// to the LLM's own agreement. Default 0.7 (see the README's "Choosing a
+	// judge").
+	MinConfidence float64 `mapstructure:"min_confidence"`
 }
 
 // Pricing is the judge's price list, in the operator's currency.
@@ -232,6 +250,7 @@ func defaultJudge() Judge {
 		MaxRetries:           3,
 		MaxChunkChars:        4000,
 		Pricing:              Pricing{Currency: "USD"},
+		Cascade:              Cascade{MinConfidence: 0.7},
 		ClientConfig:         confighttp.NewDefaultClientConfig(),
 	}
 	// Room for a retry inside the default max_wait of 30s: two attempts and
@@ -258,6 +277,8 @@ func (c *Config) JudgeConfig() judge.Config {
 		Model:                c.Judge.Model,
 		BaseURL:              c.Judge.baseURL(),
 		Secrets:              secrets,
+		Criteria:             c.Judge.Criteria,
+		MinConfidence:        c.Judge.Cascade.MinConfidence,
 		APIKey:               string(c.Judge.APIKey),
 		APIVersion:           c.Judge.APIVersion,
 		Mode:                 judge.Mode(c.Judge.Mode),
@@ -316,8 +337,8 @@ func (c *Config) checkRetryRoom(add func(string, ...any)) {
 }
 
 func (c *Config) builtinJudge() bool {
-	m, err := judge.ParseModel(c.Judge.Model)
-	return err == nil && m.Provider == judge.ProviderBuiltin
+	cascade, m, err := judge.ParseJudge(c.Judge.Model)
+	return err == nil && !cascade && m.Provider == judge.ProviderBuiltin
 }
 
 // Validate reports every problem at once, each naming its YAML key and what

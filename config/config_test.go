@@ -80,6 +80,7 @@ func TestFullConfig(t *testing.T) {
 		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index"},
 		Judge: Judge{
 			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
+			Cascade: Cascade{MinConfidence: 0.6}, Criteria: "Relevant only if it states the policy number.",
 			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
 			MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
 			Pricing:      Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.6, Currency: "EUR"},

@@ -12,16 +12,24 @@ import (
 // whole retrieval.
 type lexicalBackend struct{}
 
-func (lexicalBackend) id() string   { return ProviderBuiltin + ":" + BuiltinLexical }
+func (lexicalBackend) id() string   { return lexicalID }
 func (lexicalBackend) batch() int   { return 0 }
 func (lexicalBackend) inline() bool { return true }
 func (lexicalBackend) close()       {}
 
-func (lexicalBackend) attempt(_ context.Context, query, reference string, chunks []string) ([]Verdict, Usage, error) {
+func (b lexicalBackend) attempt(_ context.Context, query, reference string, chunks []string) ([]Verdict, Usage, error) {
+	return lexicalVerdicts(query, reference, chunks), Usage{}, nil
+}
+
+// lexicalID is builtin:lexical's "provider:model".
+const lexicalID = ProviderBuiltin + ":" + BuiltinLexical
+
+// lexicalVerdicts judges chunks with builtin:lexical.
+func lexicalVerdicts(query, reference string, chunks []string) []Verdict {
 	lv := lexical.Judge(query, reference, chunks)
 	out := make([]Verdict, len(lv))
 	for i, v := range lv {
-		out[i] = Verdict{Relevant: v.Relevant, Reason: v.Reason}
+		out[i] = Verdict{Relevant: v.Relevant, Reason: v.Reason, Stage: lexicalID, Confidence: v.Confidence}
 	}
-	return out, Usage{}, nil
+	return out
 }

@@ -64,7 +64,19 @@ type Config struct {
 	// Secrets are values (header values, tokens) scrubbed from error texts
 	// besides APIKey.
 	Secrets []string
+	// Criteria says what "relevant" means in the operator's domain ("must
+	// state the policy number"). LLM judges get it in a fenced block of
+	// their prompt; it is part of every cache key. builtin:lexical ignores
+	// it.
+	Criteria string
+	// MinConfidence is the confidence from which builtin:lexical's verdicts
+	// are final in a cascade ("cascade:provider:model"); the LLM decides
+	// the rest.
+	MinConfidence float64
 }
+
+// maxCriteriaBytes bounds judge.criteria, which goes into every prompt.
+const maxCriteriaBytes = 4096
 
 // DefaultAzureAPIVersion is the Azure OpenAI GA api-version that supports
 // json_schema response formats.
@@ -74,9 +86,15 @@ const DefaultAzureAPIVersion = "2024-10-21"
 // config keys under judge:.
 func (c Config) Validate() error {
 	var errs []error
-	m, err := ParseModel(c.Model)
+	cascade, m, err := ParseJudge(c.Model)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("judge.model: %w", err))
+	}
+	if cascade && !(c.MinConfidence >= 0 && c.MinConfidence <= 1) {
+		errs = append(errs, fmt.Errorf("judge.cascade.min_confidence: must be within [0, 1], got %v", c.MinConfidence))
+	}
+	if strings.Contains(c.Criteria, "\x00") || len(c.Criteria) > maxCriteriaBytes {
+		errs = append(errs, fmt.Errorf("judge.criteria: must be text of at most %d bytes", maxCriteriaBytes))
 	}
 	if info, ok := providerInfos[m.Provider]; ok {
 		if info.baseURL == "" && c.BaseURL == "" {

@@ -26,8 +26,14 @@ import (
 // judge's current latency is refused at once (ErrNoCapacity), or failed as
 // soon as that becomes clear, rather than paid for and thrown away.
 type Engine struct {
-	be            backend
-	perChunk      bool // each chunk is its own group (see job)
+	be       backend
+	ident    string
+	perChunk bool // each chunk is its own group (see job)
+	// cascade: builtin:lexical decides the verdicts it is sure of (at least
+	// minConfidence) before the backend is asked about the rest.
+	cascade       bool
+	minConfidence float64
+	criteria      string
 	keys          keyer
 	cache         *verdictCache
 	clock         Clock
@@ -94,7 +100,7 @@ func New(c Config, opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	m, _ := ParseModel(c.Model)
+	cascade, m, _ := ParseJudge(c.Model)
 	var be backend
 	if m.Provider == ProviderBuiltin {
 		be = lexicalBackend{}
@@ -105,7 +111,12 @@ func New(c Config, opts ...Option) (*Engine, error) {
 		}
 		be = newOpenAI(c, m, hc, o.clock)
 	}
-	return newEngine(c, be, o), nil
+	e := newEngine(c, be, o)
+	if cascade {
+		e.cascade = true
+		e.ident = CascadePrefix + be.id()
+	}
+	return e, nil
 }
 
 // newEngine runs backend be under c's scheduling, caching and budget.
@@ -113,7 +124,10 @@ func newEngine(c Config, be backend, o options) *Engine {
 	e := &Engine{
 		be:            be,
 		perChunk:      be.batch() == 1,
-		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode))},
+		ident:         be.id(),
+		minConfidence: c.MinConfidence,
+		criteria:      c.Criteria,
+		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
 		cache:         newVerdictCache(c.CacheSize, c.CacheTTL, o.clock),
 		clock:         o.clock,
 		obs:           o.observer,
@@ -145,8 +159,18 @@ func defaultTransport(maxConcurrency int) *http.Transport {
 	return t
 }
 
-// ID is the judge's "provider:model", as recorded on scored spans.
-func (e *Engine) ID() string { return e.be.id() }
+// ID is the judge's "provider:model", as recorded on scored spans
+// ("cascade:provider:model" for a cascade).
+func (e *Engine) ID() string { return e.ident }
+
+// criteriaSalt is what the criteria add to cache keys: nothing for a judge
+// that ignores them.
+func criteriaSalt(be backend, criteria string) string {
+	if be.inline() {
+		return ""
+	}
+	return criteria
+}
 
 // Inline reports whether the judge is cheap and local enough (builtin:lexical)
 // to be called in the caller's goroutine with JudgeInline.
@@ -232,6 +256,9 @@ func (e *Engine) prepare(req Request) *job {
 		j.texts = append(j.texts, truncateRunes(c, e.maxChunkChars))
 		j.idx = append(j.idx, i)
 	}
+	if e.cascade && n > 0 {
+		n = e.firstStage(j)
+	}
 	j.left = n
 	if n == 0 {
 		return j
@@ -247,6 +274,24 @@ func (e *Engine) prepare(req Request) *job {
 	j.gstate = make([]uint8, len(j.keys))
 	j.todo = len(j.keys)
 	return j
+}
+
+// firstStage lets builtin:lexical decide the verdicts it is sure of; the
+// rest stay for the LLM. With criteria, which builtin:lexical cannot read,
+// only its sure "not relevant" verdicts are final: criteria can only narrow
+// what is relevant. It returns the number of chunks left.
+func (e *Engine) firstStage(j *job) int {
+	vs := lexicalVerdicts(j.query, j.ref, j.texts)
+	texts, idx := j.texts[:0], j.idx[:0]
+	for k, v := range vs {
+		if v.Confidence >= e.minConfidence && (e.criteria == "" || !v.Relevant) {
+			j.verdicts[j.idx[k]] = v
+			continue
+		}
+		texts, idx = append(texts, j.texts[k]), append(idx, j.idx[k])
+	}
+	j.texts, j.idx = texts, idx
+	return len(texts)
 }
 
 // decideGroupLocked records group g's verdicts on j.
@@ -502,6 +547,11 @@ func (e *Engine) attachLocked(j *job, g int, f *flight) {
 	j.gstate[g] = groupWaiting
 	j.hits += len(idx)
 }
+
+// Decided reports whether the judgement needs no request: every chunk was
+// decided at admission (empty, from the cache, or by a cascade's first
+// stage). Commit then calls done before it returns.
+func (t *Ticket) Decided() bool { return t.j.left == 0 }
 
 // Abandon gives back what Admit reserved; nothing is judged.
 func (t *Ticket) Abandon() {

@@ -25,6 +25,14 @@ type Verdict struct {
 	Relevant bool
 	// Reason is the judge's one-sentence justification; may be empty.
 	Reason string
+	// Stage is the judge that decided: its "provider:model" ("" for a chunk
+	// decided without a judge, such as an empty one). In a cascade it says
+	// which stage did.
+	Stage string
+	// Confidence, in [0, 1], is how sure builtin:lexical is of the verdict
+	// (how far it is from going the other way); 0 for LLM verdicts, which
+	// report none.
+	Confidence float64
 }
 
 // Usage counts tokens spent by a judgement, failed attempts included.

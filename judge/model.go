@@ -86,3 +86,41 @@ func ParseModel(s string) (Model, error) {
 	}
 	return Model{Provider: provider, Name: name}, nil
 }
+
+// CascadePrefix, before a "provider:model", makes a cascade: builtin:lexical
+// decides the verdicts it is sure of, the LLM the rest.
+const CascadePrefix = "cascade:"
+
+// ParseJudge parses judge.model: a "provider:model", or a cascade
+// "cascade:provider:model" whose second stage is that LLM.
+func ParseJudge(s string) (cascade bool, llm Model, err error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(strings.ToLower(s), CascadePrefix); ok {
+		m, err := ParseModel(s[len(s)-len(rest):])
+		if err != nil {
+			return true, Model{}, fmt.Errorf("cascade: %w", err)
+		}
+		if m.Provider == ProviderBuiltin {
+			return true, Model{}, fmt.Errorf("cascade: the second stage must be an LLM judge, not %s", m)
+		}
+		return true, m, nil
+	}
+	if strings.EqualFold(s, strings.TrimSuffix(CascadePrefix, ":")) {
+		return true, Model{}, fmt.Errorf("cascade needs its LLM: write cascade:provider:model, e.g. cascade:openai:gpt-4o-mini")
+	}
+	m, err := ParseModel(s)
+	return false, m, err
+}
+
+// JudgeID is the "provider:model" recorded on spans for judge.model s:
+// the model's canonical form, or "cascade:" and the LLM's.
+func JudgeID(s string) (string, error) {
+	cascade, m, err := ParseJudge(s)
+	if err != nil {
+		return "", err
+	}
+	if cascade {
+		return CascadePrefix + m.String(), nil
+	}
+	return m.String(), nil
+}

@@ -23,6 +23,7 @@ type openAIBackend struct {
 	mode       Mode
 	format     ResponseFormat
 	timeout    time.Duration
+	criteria   string
 	scrub      scrubber
 	clock      Clock
 	// noTemperature is set for models that accept no temperature but their
@@ -87,6 +88,7 @@ func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 		mode:       c.Mode,
 		format:     format,
 		timeout:    c.Timeout,
+		criteria:   c.Criteria,
 		scrub:      newScrubber(append([]string{c.APIKey}, c.Secrets...)...),
 		clock:      clock,
 	}
@@ -112,9 +114,9 @@ func (b *openAIBackend) close() { b.httpClient.CloseIdleConnections() }
 func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks []string) ([]Verdict, Usage, error) {
 	var req openai.ChatCompletionRequest
 	if len(chunks) == 1 {
-		req = b.request(systemPerChunk, perChunkMessage(query, ref, chunks[0]), "contextual_precision_verdict", verdictSchema)
+		req = b.request(systemPerChunk, perChunkMessage(query, ref, b.criteria, chunks[0]), "contextual_precision_verdict", verdictSchema)
 	} else {
-		req = b.request(systemBatched, batchedMessage(query, ref, chunks), "contextual_precision_verdicts", batchedSchema)
+		req = b.request(systemBatched, batchedMessage(query, ref, b.criteria, chunks), "contextual_precision_verdicts", batchedSchema)
 	}
 	actx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -158,6 +160,9 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 	}
 	if err != nil {
 		return nil, usage, &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+	}
+	for i := range verdicts {
+		verdicts[i].Stage = b.ident
 	}
 	return verdicts, usage, nil
 }

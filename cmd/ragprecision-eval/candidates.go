@@ -11,6 +11,10 @@ import (
 	"github.com/ragprecision/ragprecision/judge"
 )
 
+// maxChunkChars is the judge.max_chunk_chars of every judge measured:
+// HotpotQA paragraphs reach 8,000 characters.
+const maxChunkChars = 8192
+
 // lexicalModel is the offline judge's model string.
 const lexicalModel = judge.ProviderBuiltin + ":" + judge.BuiltinLexical
 
@@ -29,6 +33,8 @@ type candidate struct {
 type judgeFlags struct {
 	model, baseURL, keyEnv, mode, responseFormat string
 	concurrency                                  int
+	minConfidence                                float64
+	criteria                                     string
 }
 
 // judgeConfig is the judge.Config for f, with the processor's usual
@@ -43,7 +49,9 @@ func (f judgeFlags) judgeConfig(getenv func(string) string) judge.Config {
 		Timeout:        60 * time.Second,
 		MaxConcurrency: max(f.concurrency, 1),
 		MaxRetries:     2,
-		MaxChunkChars:  8192,
+		MaxChunkChars:  maxChunkChars,
+		MinConfidence:  f.minConfidence,
+		Criteria:       f.criteria,
 		// A verdict asked for twice in a set (the same chunk for the same
 		// question and reference) is paid for once, as in the processor.
 		CacheSize: 100000,
@@ -135,7 +143,6 @@ func (o *costObserver) CacheLookups(hits, misses int) {
 	o.cacheMisses.Add(int64(misses))
 }
 
-// stageOf is the stage of a cascade judge that decided v ("" when the judge
-// has no stages). The judge package does not report stages yet; when
-// judge.Verdict gains one, this returns it and the stage table fills in.
-func stageOf(judge.Verdict) string { return "" }
+// stageOf is the judge that decided v: in a cascade, builtin:lexical or
+// the LLM ("" for a chunk decided without a judge, such as an empty one).
+func stageOf(v judge.Verdict) string { return v.Stage }

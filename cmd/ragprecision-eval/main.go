@@ -45,6 +45,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/evalset"
 	"github.com/ragprecision/ragprecision/judge"
 )
@@ -74,13 +75,20 @@ type options struct {
 	singleChunk   bool
 	convert       bool
 	progressEvery time.Duration
+	oracle        float64
 }
+
+// oracleKeyEnv names the placeholder key of the -oracle judge.
+const oracleKeyEnv = "RAGPRECISION_ORACLE_KEY"
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("ragprecision-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.model, "judge", lexicalModel, "the judge to measure, as in the processor's judge.model: builtin:lexical, provider:model (openai:gpt-4o-mini, ollama:llama3.1:8b, …)")
+	fs.StringVar(&o.model, "judge", lexicalModel, "the judge to measure, as in the processor's judge.model: builtin:lexical, provider:model (openai:gpt-4o-mini, ollama:llama3.1:8b, …), or cascade:provider:model")
+	fs.Float64Var(&o.minConfidence, "min-confidence", config.Default().Judge.Cascade.MinConfidence, "a cascade's judge.cascade.min_confidence: builtin:lexical's verdicts at least this sure are final")
+	fs.StringVar(&o.criteria, "criteria", "", "judge.criteria: what relevant means in your domain (LLM judges read it)")
+	fs.Float64Var(&o.oracle, "oracle", -1, "judge with a local LLM that answers from the labels, wrong on this share of chunks (0: a perfect LLM); -judge may then be openai:oracle or cascade:openai:oracle")
 	fs.StringVar(&o.data, "data", "", "labelled retrievals: evalset JSON Lines, a .tsv/.csv table or a HotpotQA file (default: the HotpotQA sample if found, else the built-in handbook set)")
 	fs.StringVar(&o.format, "format", formatAuto, "format of -data: auto, retrievals, hotpotqa, tsv or csv")
 	fs.StringVar(&o.baseURL, "base-url", "", "the judge's OpenAI-compatible endpoint, when not the provider's own")
@@ -137,6 +145,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	if o.convert {
 		return convert(stdout, d, src, o)
+	}
+	if o.oracle >= 0 {
+		// A judge that answers from the labels, at this error rate.
+		orc, err := newOracle(o.oracle)
+		if err != nil {
+			return err
+		}
+		defer orc.close()
+		src = orc.source(src, o.titles)
+		o.baseURL, o.keyEnv = orc.url(), oracleKeyEnv
+		if o.model == lexicalModel {
+			o.model = "openai:oracle"
+		}
+		if err := os.Setenv(oracleKeyEnv, "oracle"); err != nil {
+			return err
+		}
 	}
 	return evaluate(ctx, stdout, stderr, d, src, splits, o)
 }

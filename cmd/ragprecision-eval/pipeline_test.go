@@ -160,8 +160,7 @@ func TestTallyStages(t *testing.T) {
 	if !strings.Contains(out.String(), "cascade verdicts by deciding stage: lexical 75.0% (3), llm 25.0% (1)") || strings.Contains(out.String(), "plain verdicts by") {
 		t.Errorf("report:\n%s", out.String())
 	}
-	// The judge package reports no stage yet.
-	if got := stageOf(judge.Verdict{Relevant: true, Reason: "lexical: sure"}); got != "" {
+	if got := stageOf(judge.Verdict{Relevant: true, Stage: "builtin:lexical"}); got != "builtin:lexical" {
 		t.Errorf("stageOf = %q", got)
 	}
 }

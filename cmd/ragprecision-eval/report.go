@@ -85,13 +85,13 @@ func printReport(w io.Writer, cs []candidate, t *tally) error {
 }
 
 // stageLine is "lexical 61.0% (3050), llm 39.0% (1950)", or "" when the
-// judge reported no stage.
+// judge has fewer than two stages (any judge but a cascade).
 func stageLine(jt *judgeTally) string {
 	total := 0
 	for _, n := range jt.stages {
 		total += n
 	}
-	if total == 0 {
+	if total == 0 || len(jt.stageOrder) < 2 {
 		return ""
 	}
 	var parts []string

@@ -60,18 +60,19 @@ func (rw *resultWriter) write(j judged, judgeName string, a answer) error {
 	out.Verdicts = relevance(a.res.Verdicts)
 	judgedCP := cp(out.Verdicts)
 	out.CPJudged = &judgedCP
-	anyReason, anyStage := false, false
+	anyReason, otherStage := false, false
 	out.Reasons = make([]string, len(a.res.Verdicts))
 	out.Stages = make([]string, len(a.res.Verdicts))
 	for i, v := range a.res.Verdicts {
 		out.Reasons[i], out.Stages[i] = v.Reason, rw.stage(v)
 		anyReason = anyReason || v.Reason != ""
-		anyStage = anyStage || out.Stages[i] != ""
+		// Only a cascade has a stage other than the judge itself.
+		otherStage = otherStage || (out.Stages[i] != "" && out.Stages[i] != judgeName)
 	}
 	if !anyReason {
 		out.Reasons = nil
 	}
-	if !anyStage {
+	if !otherStage {
 		out.Stages = nil
 	}
 	return rw.enc.Encode(out)

@@ -157,6 +157,17 @@ func explain(r scoreResult) string {
 		fmt.Fprintf(&b, "; empty, so not relevant without asking the judge: rank %s", strings.Join(empty, ", "))
 	}
 	fmt.Fprintf(&b, "; judged against the %s by %s", r.refSource, r.judgeID)
+	if stages := stageCounts(r.verdicts[:r.score.K]); len(stages) > 1 {
+		// A cascade: say which stage decided how many.
+		b.WriteString(" (")
+		for i, s := range stages {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d by %s", s.n, s.stage)
+		}
+		b.WriteString(")")
+	}
 	quoted := 0
 	for i, v := range r.verdicts[:r.score.K] {
 		if v.Reason == "" || v.Reason == judge.EmptyChunkReason || quoted == maxExplainedReasons {
@@ -187,4 +198,29 @@ func exemplarContext(span ptrace.Span) context.Context {
 		TraceFlags: trace.FlagsSampled,
 	})
 	return trace.ContextWithSpanContext(context.Background(), sc)
+}
+
+type stageCount struct {
+	stage string
+	n     int
+}
+
+// stageCounts counts verdicts by the judge that decided them, in order of
+// first appearance; chunks decided without a judge (empty) are left out.
+func stageCounts(vs []judge.Verdict) []stageCount {
+	var out []stageCount
+next:
+	for _, v := range vs {
+		if v.Stage == "" {
+			continue
+		}
+		for i := range out {
+			if out[i].stage == v.Stage {
+				out[i].n++
+				continue next
+			}
+		}
+		out = append(out, stageCount{stage: v.Stage, n: 1})
+	}
+	return out
 }

@@ -138,6 +138,7 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 	}
 	markScored(span, r, p.now())
 	p.tel.recordScore(exemplarContext(span), r, h.service, h.dataSource)
+	p.tel.recordStages(res.Verdicts)
 }
 
 // markUnscored gives a selected span that could not be scored its status,

@@ -157,7 +157,9 @@ func TestDownstreamErrorOnDelayedForward(t *testing.T) {
 	sink.failures = 2
 	sink.mu.Unlock()
 	b = newBatch("svc")
-	b.project("retrieve-2", "What is the capital of France?", "Paris", capitalChunks...)
+	// Other chunks: the cache would decide the same ones at once, in the
+	// batch, and nothing would be held.
+	b.project("retrieve-2", "What is the capital of France?", "Paris", "Paris, France.", "Bern, Switzerland.")
 	if err := h.p.ConsumeTraces(context.Background(), b.td); err != nil {
 		t.Fatal(err)
 	}

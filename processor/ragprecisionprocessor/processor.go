@@ -72,12 +72,12 @@ type ragProcessor struct {
 }
 
 func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
-	model, err := judge.ParseModel(cfg.Judge.Model)
+	judgeID, err := judge.JudgeID(cfg.Judge.Model)
 	if err != nil {
 		return nil, err
 	}
 	health := newHealthReporter(set.Logger)
-	tel, err := newTelemetry(set, cfg.MaxSeries, model.String(), cfg.Judge.Pricing, health.healthy)
+	tel, err := newTelemetry(set, cfg.MaxSeries, judgeID, cfg.Judge.Pricing, health.healthy)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 			spanreader.Keys{Query: cfg.Attributes.Query, Answer: cfg.Attributes.Answer, Reference: cfg.Attributes.Reference, Chunks: cfg.Attributes.Chunks},
 			spanreader.Limits{TopK: cfg.TopK, MaxChunks: cfg.MaxChunks, MaxBytes: cfg.MaxRetrievalBytes},
 		),
-		judgeID:   model.String(),
+		judgeID:   judgeID,
 		judgeOpts: opts,
 		sampler:   newSampler(cfg.SamplingPercentage),
 		tel:       tel,
@@ -113,7 +113,8 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 // host.
 func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 	opts := []judge.Option{judge.WithObserver(judgeObserver{p})}
-	if m, _ := judge.ParseModel(p.cfg.Judge.Model); m.Provider != judge.ProviderBuiltin {
+	cascade, m, _ := judge.ParseJudge(p.cfg.Judge.Model)
+	if m.Provider != judge.ProviderBuiltin {
 		hc, err := judgeHTTPClient(ctx, p.cfg.Judge, host, p.set)
 		if err != nil {
 			return err
@@ -127,6 +128,12 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 	p.engine = engine
 	p.health.start(host)
 	go p.fwd.run()
+	switch {
+	case p.cfg.Judge.Criteria != "" && m.Provider == judge.ProviderBuiltin:
+		p.logger.Warn("judge.criteria is set, but builtin:lexical cannot read criteria: they are ignored; use an LLM judge or a cascade to apply them")
+	case p.cfg.Judge.Criteria != "" && cascade:
+		p.logger.Info("judge.criteria is set: builtin:lexical cannot read criteria, so in this cascade it decides only the chunks it is sure are not relevant, and the LLM, which reads them, decides the rest")
+	}
 	p.logger.Info("ragprecision processor started",
 		zap.String("judge", engine.ID()),
 		zap.Float64("sampling_percentage", p.cfg.SamplingPercentage),
@@ -275,6 +282,12 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	ticket, err := p.engine.Admit(req, p.cfg.MaxWait)
 	if err != nil {
 		p.annotate(span, h, src, judge.Result{}, err)
+		return nil
+	}
+	if ticket.Decided() {
+		// Nothing to ask (the cache, or a cascade's first stage, decided
+		// every chunk): scored in place, like an inline judge's span.
+		ticket.Commit(func(res judge.Result, err error) { p.annotate(span, h, src, res, err) })
 		return nil
 	}
 	h.ticket, h.refSource = ticket, src

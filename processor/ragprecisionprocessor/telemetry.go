@@ -42,6 +42,7 @@ const (
 	metricHeld         = metricPrefix + "held_spans"
 	metricDropped      = metricPrefix + "dropped_spans_total"
 	metricSeriesFolded = metricPrefix + "series_folded_total"
+	metricVerdicts     = metricPrefix + "verdicts_total"
 	metricTraceAnswers = metricPrefix + "trace_answers"
 	metricAnswersLost  = metricPrefix + "trace_answers_evicted_total"
 )
@@ -57,6 +58,7 @@ const (
 	labelOutcome         = "outcome"
 	labelType            = "type"
 	labelCurrency        = "currency"
+	labelStage           = "stage"
 	// otherValue replaces label values beyond max_series.
 	otherValue = "other"
 )
@@ -90,6 +92,8 @@ type telemetry struct {
 	traceAnswers        *lastValue
 	traceAnswersGauge   metric.Int64ObservableGauge
 	traceAnswersEvicted metric.Int64Counter
+	verdicts            metric.Int64Counter
+	stageSets           map[string]metric.MeasurementOption
 
 	judgeModel string
 	pricing    config.Pricing
@@ -118,6 +122,7 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 		unscoredBy: map[[2]string]metric.MeasurementOption{},
 		requestsBy: map[[2]string]metric.MeasurementOption{},
 		droppedBy:  map[string]metric.MeasurementOption{},
+		stageSets:  map[string]metric.MeasurementOption{},
 	}
 	var errs []error
 	h := func(name, desc, unit string, buckets []float64) metric.Float64Histogram {
@@ -158,6 +163,7 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 	t.traceAnswers = &lastValue{}
 	t.traceAnswersGauge, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
 	errs = append(errs, err)
+	t.verdicts = c(metricVerdicts, "Chunk verdicts of scored spans, by the judge that decided them (stage: builtin:lexical or the LLM in a cascade; \"empty\" for chunks without text) and whether they were relevant.", "{verdicts}")
 	t.traceAnswersEvicted = c(metricAnswersLost, "Trace answers forgotten before trace_join.wait passed, for lack of room (trace_join.max_traces, max_bytes).", "{traces}")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -310,6 +316,31 @@ func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dat
 	t.scored.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
 		attribute.String(labelServiceName, service),
 		attribute.String(labelDataSource, dataSource))))
+}
+
+// recordStages counts a scored span's verdicts by the stage that decided
+// them.
+func (t *telemetry) recordStages(vs []judge.Verdict) {
+	ctx := context.Background()
+	for _, v := range vs {
+		stage := v.Stage
+		if stage == "" {
+			stage = "empty"
+		}
+		key := stage
+		if v.Relevant {
+			key += "\x00relevant"
+		}
+		t.mu.Lock()
+		set, ok := t.stageSets[key]
+		if !ok {
+			set = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, t.judgeModel),
+				attribute.String(labelStage, stage), attribute.Bool("relevant", v.Relevant)))
+			t.stageSets[key] = set
+		}
+		t.mu.Unlock()
+		t.verdicts.Add(ctx, 1, set)
+	}
 }
 
 func (t *telemetry) recordUnscored(status, reason string) {
