@@ -90,12 +90,17 @@ func appendQuote(b []byte, words []string) []byte {
 	return append(shorten(b, start), '"')
 }
 
-// appendQuoteFields is appendQuote(b, strings.Fields(s)).
+// appendQuoteFields is appendQuote(b, strings.Fields(s)). It stops reading s
+// once the quote is long enough to be shortened: a reference of megabytes
+// costs no more than one of a line.
 func appendQuoteFields(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := len(b)
+	// More bytes than this hold more than maxQuotedRunes runes, whatever
+	// the text: shorten cuts there anyway.
+	const enough = 4*maxQuotedRunes + utf8.UTFMax
 	field := -1 // where the field being read starts
-	for i := 0; i <= len(s); {
+	for i := 0; i <= len(s) && len(b)-start <= enough; {
 		r, size := utf8.RuneError, 1
 		if i < len(s) {
 			r, size = utf8.DecodeRuneInString(s[i:])
@@ -105,7 +110,7 @@ func appendQuoteFields(b []byte, s string) []byte {
 			if len(b) > start {
 				b = append(b, ' ')
 			}
-			b = appendValidUTF8(b, s[field:i])
+			b = appendValidUTF8(b, s[field:min(i, field+enough)])
 			field = -1
 		case !space && field < 0:
 			field = i
