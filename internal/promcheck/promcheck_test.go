@@ -51,13 +51,13 @@ func TestAnalyzeRejectsMalformedText(t *testing.T) {
 func TestCheckNamesWhatIsWrong(t *testing.T) {
 	c := NewChecker()
 	for expr, want := range map[string]string{
-		`rate(rag_contextual_precision_total[5m])`:                                                   "rag_contextual_precision_total: no such metric",
-		`rag_contextual_precision_count{datasource="docs"}`:                                          `has no label "datasource"`,
-		`otelcol_processor_ragprecision_unscored_spans_total{status=~"budget|overfow"}`:              `"overfow" is not a value of status`,
-		`otelcol_processor_ragprecision_judge_requests_total{outcome!="failed"}`:                     `"failed" is not a value of outcome`,
-		`rag_contextual_precision_bucket{le="0.75"}`:                                                 `no bucket le="0.75"`,
-		`sum by (status) (otelcol_processor_ragprecision_held_spans)`:                                `grouping label "status"`,
-		`{__name__=~"rag.*"}`:                                                                        "has no metric name",
+		`rate(rag_contextual_precision_total[5m])`:                                      "rag_contextual_precision_total: no such metric",
+		`rag_contextual_precision_count{datasource="docs"}`:                             `has no label "datasource"`,
+		`otelcol_processor_ragprecision_unscored_spans_total{status=~"budget|overfow"}`: `"overfow" is not a value of status`,
+		`otelcol_processor_ragprecision_judge_requests_total{outcome!="failed"}`:        `"failed" is not a value of outcome`,
+		`rag_contextual_precision_bucket{le="0.75"}`:                                    `no bucket le="0.75"`,
+		`sum by (status) (otelcol_processor_ragprecision_held_spans)`:                   `grouping label "status"`,
+		`{__name__=~"rag.*"}`: "has no metric name",
 		`otelcol_processor_ragprecision_judge_latency_seconds_bucket{le="0.7"}`:                      `no bucket le="0.7"`,
 		`sum by (reason) (otelcol_processor_ragprecision_dropped_spans_total{reason="max_pending"})`: `"max_pending" is not a value of reason`,
 	} {
@@ -148,9 +148,15 @@ func TestRulesWithABrokenNameFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mutate := range []func(string) string{
-		func(s string) string { return strings.Replace(s, "rag_contextual_precision_squares_total", "rag_contextual_precision_squares", 1) },
-		func(s string) string { return strings.Replace(s, `status=~"budget|overflow"`, `status=~"budget|overflowed"`, 1) },
-		func(s string) string { return strings.Replace(s, "by (service_name, data_source)", "by (service, data_source)", 1) },
+		func(s string) string {
+			return strings.Replace(s, "rag_contextual_precision_squares_total", "rag_contextual_precision_squares", 1)
+		},
+		func(s string) string {
+			return strings.Replace(s, `status=~"budget|overflow"`, `status=~"budget|overflowed"`, 1)
+		},
+		func(s string) string {
+			return strings.Replace(s, "by (service_name, data_source)", "by (service, data_source)", 1)
+		},
 	} {
 		f, err := ParseRules([]byte(mutate(string(data))))
 		if err != nil {
