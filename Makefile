@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo test lint unit e2e fuzz bench eval clean
+.PHONY: all build demo test lint unit e2e rules dashboard fuzz bench eval clean
 
 all: build
 
@@ -34,8 +34,9 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 demo: $(COLLECTOR)
 	$(GO) run ./cmd/ragdemo -collector $(COLLECTOR) -config examples/demo.yaml $(ARGS)
 
-## test: formatting, vet, unit tests with the race detector, and the end-to-end test.
-test: lint unit e2e
+## test: formatting, vet, unit tests with the race detector, the rules' unit
+## tests, and the end-to-end tests (Prometheus live included).
+test: lint unit rules e2e
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -46,9 +47,20 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
-## out; validate every example config; run the demo as `make demo` does.
+## out; validate every example config; run the demo as `make demo` does; run
+## the alert rules and dashboard in a real Prometheus (the Debian package
+## prometheus) scraping the collector, and the exemplar configuration.
 e2e: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "TestEndToEnd|TestExampleConfigsValidate|TestDemo" ./internal/e2e/ ./cmd/ragdemo/
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestPrometheus" ./internal/e2e/ ./cmd/ragdemo/
+
+## rules: check the Prometheus rules and run their unit tests with promtool.
+rules:
+	promtool check rules deploy/prometheus/ragprecision.rules.yml
+	cd deploy/prometheus && promtool test rules ragprecision.rules.test.yml
+
+## dashboard: regenerate deploy/grafana/ragprecision.json from cmd/ragprecision-dashboard.
+dashboard:
+	$(GO) run ./cmd/ragprecision-dashboard -o deploy/grafana/ragprecision.json
 
 ## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
