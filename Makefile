@@ -55,7 +55,7 @@ e2e: $(COLLECTOR)
 
 ## rules: check the Prometheus rules and run their unit tests with promtool.
 rules:
-	promtool check rules deploy/prometheus/ragprecision.rules.yml
+	promtool check config deploy/prometheus/prometheus.yml
 	cd deploy/prometheus && promtool test rules ragprecision.rules.test.yml
 
 ## dashboard: regenerate deploy/grafana/ragprecision.json from cmd/ragprecision-dashboard.

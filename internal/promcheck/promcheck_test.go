@@ -284,17 +284,20 @@ func TestScaleRules(t *testing.T) {
 	}
 }
 
-// TestPromtoolUnitTests runs the rules' unit tests: every alert fired and
-// kept quiet on series built for it, and recorded values worked out by hand.
+// TestPromtoolUnitTests checks the example prometheus.yml (and the rules it
+// loads) and runs the rules' unit tests: every alert fired and kept quiet on
+// series built for it, and recorded values worked out by hand.
 func TestPromtoolUnitTests(t *testing.T) {
 	promtool := findTool(t, "promtool")
 	if promtool == "" {
 		return
 	}
-	cmd := exec.Command(promtool, "test", "rules", "ragprecision.rules.test.yml")
-	cmd.Dir = filepath.Dir(rulesPath)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "ragprecision.rules.test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = filepath.Dir(rulesPath)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("promtool %v: %v\n%s", args, err, out)
+		}
 	}
 }
 
