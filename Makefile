@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e fuzz bench eval cascade-curve clean
+.PHONY: all build demo validate test lint unit e2e rules dashboard fuzz bench eval cascade-curve clean
 
 all: build
 
@@ -52,8 +52,9 @@ validate: $(COLLECTOR)
 	done; \
 	exit $$status
 
-## test: formatting, vet, unit tests with the race detector, and the end-to-end test.
-test: lint unit e2e
+## test: formatting, vet, unit tests with the race detector, the rules' unit
+## tests, and the end-to-end tests (Prometheus live included).
+test: lint unit rules e2e
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -62,16 +63,28 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck
+E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus
 
 unit:
 	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
 ## out; validate every example config; run the demo as `make demo` does, and
-## against a collector started by hand.
+## against a collector started by hand; show a judge outage on the health
+## extension; run the alert rules and dashboard in a real Prometheus (the
+## Debian package prometheus) scraping the collector, and the exemplar
+## configuration.
 e2e: $(COLLECTOR)
 	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
+
+## rules: check the Prometheus rules and run their unit tests with promtool.
+rules:
+	promtool check config deploy/prometheus/prometheus.yml
+	cd deploy/prometheus && promtool test rules ragprecision.rules.test.yml
+
+## dashboard: regenerate deploy/grafana/ragprecision.json from cmd/ragprecision-dashboard.
+dashboard:
+	$(GO) run ./cmd/ragprecision-dashboard -o deploy/grafana/ragprecision.json
 
 ## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
