@@ -92,18 +92,6 @@ service:
       exporters: [otlp_grpc]
 `
 
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(collectorEnv)
-	if bin == "" {
-		t.Skipf("%s is not set; `make e2e` builds the distribution and sets it", collectorEnv)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", collectorEnv, bin, err)
-	}
-	return bin
-}
-
 // liveExpr is a PromQL expression of the rules or the dashboard.
 type liveExpr struct {
 	source string // "rule NAME" or "panel TITLE"
