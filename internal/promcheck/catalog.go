@@ -64,6 +64,7 @@ func Catalog() []Family {
 		{Name: "otelcol_processor_ragprecision_candidate_spans_total", Labels: sourceLabels},
 		{Name: "otelcol_processor_ragprecision_selected_spans_total", Labels: sourceLabels},
 		{Name: "otelcol_processor_ragprecision_scored_spans_total", Labels: sourceLabels},
+		{Name: "otelcol_processor_ragprecision_passed_spans_total", Labels: sourceLabels},
 		{Name: "otelcol_processor_ragprecision_unscored_spans_total", Labels: []string{"status", "reason"},
 			Values: map[string][]string{"status": UnscoredStatuses, "reason": append(judgeReasons(), OverflowReasons...)}},
 		{Name: "otelcol_processor_ragprecision_judge_requests_total", Labels: []string{"judge_model", "outcome", "reason"},
@@ -77,9 +78,16 @@ func Catalog() []Family {
 		{Name: "otelcol_processor_ragprecision_verdict_cache_misses_total", Labels: []string{"judge_model"}},
 		{Name: "otelcol_processor_ragprecision_judge_up", Labels: []string{"judge_model"}},
 		{Name: "otelcol_processor_ragprecision_held_spans"},
+		{Name: "otelcol_processor_ragprecision_held_bytes"},
+		{Name: "otelcol_processor_ragprecision_max_pending_spans"},
+		{Name: "otelcol_processor_ragprecision_max_pending_bytes"},
 		{Name: "otelcol_processor_ragprecision_dropped_spans_total", Labels: []string{"reason"},
 			Values: map[string][]string{"reason": DropReasons}},
 		{Name: "otelcol_processor_ragprecision_series_folded_total"},
+		{Name: "otelcol_processor_ragprecision_verdicts_total", Labels: []string{"judge_model", "stage", "relevant"},
+			Values: map[string][]string{"relevant": {"true", "false"}}},
+		{Name: "otelcol_processor_ragprecision_trace_answers"},
+		{Name: "otelcol_processor_ragprecision_trace_answers_evicted_total"},
 	}
 }
 

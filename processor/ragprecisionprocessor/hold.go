@@ -100,6 +100,7 @@ func (p *ragProcessor) take(h *heldSpan, span ptrace.Span, org *origin) bool {
 		return false
 	}
 	p.tel.held.Add(context.Background(), 1)
+	p.tel.heldBytes.Add(context.Background(), h.bytes)
 	return true
 }
 
@@ -133,6 +134,7 @@ func (p *ragProcessor) release(h *heldSpan) {
 	}
 	p.mu.Unlock()
 	p.tel.held.Add(context.Background(), -1)
+	p.tel.heldBytes.Add(context.Background(), -h.bytes)
 }
 
 // capacityStatus is the status, and its reason, a selected span of the

@@ -77,7 +77,7 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		return nil, err
 	}
 	health := newHealthReporter(set.Logger)
-	tel, err := newTelemetry(set, cfg.MaxSeries, judgeID, cfg.Judge.Pricing, health.healthy)
+	tel, err := newTelemetry(set, cfg, judgeID, health.healthy)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ const (
 	metricCandidates   = metricPrefix + "candidate_spans_total"
 	metricSelected     = metricPrefix + "selected_spans_total"
 	metricScored       = metricPrefix + "scored_spans_total"
+	metricPassed       = metricPrefix + "passed_spans_total"
 	metricUnscored     = metricPrefix + "unscored_spans_total"
 	metricRequests     = metricPrefix + "judge_requests_total"
 	metricCacheHits    = metricPrefix + "verdict_cache_hits_total"
@@ -40,6 +41,9 @@ const (
 	metricLatency      = metricPrefix + "judge_latency_seconds"
 	metricJudgeUp      = metricPrefix + "judge_up"
 	metricHeld         = metricPrefix + "held_spans"
+	metricHeldBytes    = metricPrefix + "held_bytes"
+	metricMaxSpans     = metricPrefix + "max_pending_spans"
+	metricMaxBytes     = metricPrefix + "max_pending_bytes"
 	metricDropped      = metricPrefix + "dropped_spans_total"
 	metricSeriesFolded = metricPrefix + "series_folded_total"
 	metricVerdicts     = metricPrefix + "verdicts_total"
@@ -75,6 +79,7 @@ type telemetry struct {
 	candidates   metric.Int64Counter
 	selected     metric.Int64Counter
 	scored       metric.Int64Counter
+	passed       metric.Int64Counter
 	unscored     metric.Int64Counter
 	requests     metric.Int64Counter
 	cacheHits    metric.Int64Counter
@@ -83,6 +88,9 @@ type telemetry struct {
 	cost         metric.Float64Counter
 	latency      metric.Float64Histogram
 	held         metric.Int64UpDownCounter
+	heldBytes    metric.Int64UpDownCounter
+	maxSpans     metric.Int64ObservableGauge
+	maxBytes     metric.Int64ObservableGauge
 	dropped      metric.Int64Counter
 	seriesFolded metric.Int64Counter
 	judgeUp      metric.Int64ObservableGauge
@@ -112,7 +120,8 @@ type telemetry struct {
 	droppedBy  map[string]metric.MeasurementOption
 }
 
-func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel string, pricing config.Pricing, healthy func() bool) (*telemetry, error) {
+func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, healthy func() bool) (*telemetry, error) {
+	maxSeries, pricing := cfg.MaxSeries, cfg.Judge.Pricing
 	m := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{
 		series:     newSeriesLimiter(maxSeries),
@@ -145,6 +154,7 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 	t.candidates = c(metricCandidates, "Retrieval spans recognised by a dialect reader, by service_name and data_source.", "{spans}")
 	t.selected = c(metricSelected, "Candidate spans selected by trace-ID sampling, by service_name and data_source.", "{spans}")
 	t.scored = c(metricScored, "Selected spans that received a score, by service_name and data_source.", "{spans}")
+	t.passed = c(metricPassed, "Scored spans whose Contextual Precision reached the threshold, by service_name and data_source: with scored_spans_total, the exact pass share.", "{spans}")
 	t.unscored = c(metricUnscored, "Selected spans forwarded without a score, by status and reason.", "{spans}")
 	t.requests = c(metricRequests, "Requests sent to the judge, by judge_model, outcome (ok, retry, error, cancelled) and reason of failure.", "{requests}")
 	t.cacheHits = c(metricCacheHits, "Chunk verdicts served without a request of their own (verdict cache, or a request in flight).", "{verdicts}")
@@ -157,6 +167,12 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 	held, err := m.Int64UpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
 	t.held = held
+	t.heldBytes, err = m.Int64UpDownCounter(metricHeldBytes, metric.WithDescription("What the held spans weigh against max_pending_bytes now."), metric.WithUnit("By"))
+	errs = append(errs, err)
+	t.maxSpans, err = m.Int64ObservableGauge(metricMaxSpans, metric.WithDescription("The configured max_pending_spans, for alerts on held_spans near it."), metric.WithUnit("{spans}"))
+	errs = append(errs, err)
+	t.maxBytes, err = m.Int64ObservableGauge(metricMaxBytes, metric.WithDescription("The configured max_pending_bytes, for alerts on held_bytes near it."), metric.WithUnit("By"))
+	errs = append(errs, err)
 	up, err := m.Int64ObservableGauge(metricJudgeUp, metric.WithDescription("1 while the judge answers, 0 while its health breaker is open (it failed repeatedly; see the reason of judge_error spans)."), metric.WithUnit("1"))
 	errs = append(errs, err)
 	t.judgeUp = up
@@ -176,8 +192,10 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 		}
 		o.ObserveInt64(t.judgeUp, v, t.model)
 		o.ObserveInt64(t.traceAnswersGauge, t.traceAnswers.get())
+		o.ObserveInt64(t.maxSpans, int64(cfg.MaxPendingSpans))
+		o.ObserveInt64(t.maxBytes, cfg.MaxPendingBytes)
 		return nil
-	}, t.judgeUp, t.traceAnswersGauge)
+	}, t.judgeUp, t.traceAnswersGauge, t.maxSpans, t.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +216,10 @@ func newTelemetry(set component.TelemetrySettings, maxSeries int, judgeModel str
 		t.dropped.Add(ctx, 0, t.droppedSet(r))
 	}
 	t.held.Add(ctx, 0)
+	t.heldBytes.Add(ctx, 0)
 	t.seriesFolded.Add(ctx, 0)
+	t.cacheHits.Add(ctx, 0, t.model)
+	t.cacheMisses.Add(ctx, 0, t.model)
 	return t, nil
 }
 
@@ -313,9 +334,13 @@ func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dat
 	))
 	t.precision.Record(ctx, v, labels)
 	t.squares.Add(ctx, v*v, labels)
-	t.scored.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
+	source := metric.WithAttributeSet(attribute.NewSet(
 		attribute.String(labelServiceName, service),
-		attribute.String(labelDataSource, dataSource))))
+		attribute.String(labelDataSource, dataSource)))
+	t.scored.Add(ctx, 1, source)
+	if r.passed {
+		t.passed.Add(ctx, 1, source)
+	}
 }
 
 // recordStages counts a scored span's verdicts by the stage that decided
