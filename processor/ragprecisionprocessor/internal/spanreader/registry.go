@@ -1,0 +1,332 @@
+package spanreader
+
+import (
+	"math/bits"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// A dialect is one instrumentation convention for retrieval spans (SPEC §3).
+// Adding one is a file that implements dialect (with its own fuzz target)
+// and a line in dialects below; a line in answerers too if its model calls
+// carry the trace's answer.
+//
+// Recognising a span is two steps. classify runs on every span that has one
+// of the dialect's watched attributes or events, and decides from them
+// alone, cheaply; when it can only say that the span may be a retrieval,
+// confirm looks further — but only when no dialect before it claimed the
+// span and no dialect took it for a model call.
+type dialect interface {
+	// id is the Dialect that Recognise reports for the spans it recognises.
+	id() Dialect
+	// watches are the attributes, and the span event names, that
+	// classify, confirm and answer look at. The reader collects them for
+	// every dialect in one pass over a span's attributes.
+	watches() watchList
+	// classify says what the span is in this convention. It must not
+	// allocate and must cost the same whatever the size of the values.
+	classify(r *Reader, w watched) class
+	// confirm decides a span that classify found to be classMaybe.
+	confirm(r *Reader, w watched) bool
+	// read takes the query, answer and reference from a span it
+	// recognised, and its chunks when wantChunks, taking their bytes from
+	// budget.
+	read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error)
+	// answer is the text the watched attributes give as the trace's
+	// answer, "" if none.
+	answer(r *Reader, w watched) string
+}
+
+// class is what a dialect makes of a span from its watched attributes.
+type class uint8
+
+const (
+	// classRetrieval: a retrieval span in this convention.
+	classRetrieval class = 1 << iota
+	// classMaybe: a retrieval span if confirm says so.
+	classMaybe
+	// classModelCall: a call to a model, which is not a retrieval but may
+	// carry the trace's answer.
+	classModelCall
+)
+
+// dialects in SPEC §3's order: the first that recognises a span wins.
+var dialects = [numDialects]dialect{
+	projectDialect{},
+	genAIDialect{},
+	openInferenceDialect{},
+	openLLMetryDialect{},
+}
+
+// numDialects sizes the per-dialect state of a pass over a span, which
+// lives on the stack.
+const numDialects = 4
+
+// answerers are the dialects whose attributes can carry a trace's answer,
+// in the order they are tried (SPEC §3, trace_join).
+var answerers = [...]int{
+	dialectIndex(DialectOpenInference),
+	dialectIndex(DialectGenAI),
+	dialectIndex(DialectOpenLLMetry),
+}
+
+func dialectIndex(d Dialect) int {
+	for i, dl := range dialects {
+		if dl.id() == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxWatched is the most attributes, and the most event names, one dialect
+// may watch.
+const maxWatched = 3
+
+type watchList struct {
+	attributes []string
+	events     []string
+}
+
+// watched is what the single pass found of one dialect's watchList: the
+// value of each watched attribute that the span has (its first, as
+// pcommon.Map.Get would find), and which watched events it has. Its values
+// are fields rather than an array so that it is passed in registers: it is
+// passed by value, so that recognising a span allocates nothing.
+type watched struct {
+	a0, a1, a2 pcommon.Value
+	has        uint8 // bit i: the span has attribute i
+	events     uint8 // bit i: the span has an event named events[i]
+}
+
+// value is attribute i of the watch list.
+func (w *watched) value(i int) (pcommon.Value, bool) {
+	if w.has&(1<<i) == 0 {
+		return pcommon.Value{}, false
+	}
+	switch i {
+	case 0:
+		return w.a0, true
+	case 1:
+		return w.a1, true
+	}
+	return w.a2, true
+}
+
+// str is attribute i when it is a string, else "": a number where text is
+// expected is not text.
+func (w *watched) str(i int) string {
+	if v, ok := w.value(i); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+func (w *watched) event(i int) bool { return w.events&(1<<i) != 0 }
+
+// Each watched attribute has a slot in an observation: dialect d's are
+// slotOffset[d] onwards, in the order of its watch list.
+var slotOffset, slotCount = func() (offset, count [numDialects]uint8) {
+	next := 0
+	for d, dl := range dialects {
+		w := dl.watches()
+		if len(w.attributes) > maxWatched || len(w.events) > maxWatched {
+			panic("spanreader: a dialect watches more than maxWatched attributes or events")
+		}
+		offset[d], count[d] = uint8(next), uint8(len(w.attributes))
+		next += len(w.attributes)
+	}
+	if next > maxSlots {
+		panic("spanreader: dialects watch more than maxSlots attributes")
+	}
+	return offset, count
+}()
+
+// maxSlots is the most attributes all dialects together may watch.
+const maxSlots = 12
+
+// observation is what one pass over a span's attributes found.
+type observation struct {
+	// values are the watched attributes by slot, and the configured answer
+	// attribute in the last; maxWatched more (never found) let watchedOf
+	// copy a dialect's values without testing how many it has.
+	values [maxSlots + 1 + maxWatched]pcommon.Value
+	found  uint16 // bit s: values[s] was found
+	events [numDialects]uint8
+	// present: bit d is set when dialect d has a watched attribute or
+	// event.
+	present uint8
+	// scored: the span carries a status from a collector upstream.
+	scored bool
+	// chunks: the span carries the configured chunks attribute.
+	chunks bool
+}
+
+const answerSlot = maxSlots
+
+// watchedOf is what dialect d watches of the observed span.
+func (obs *observation) watchedOf(d int) watched {
+	off := slotOffset[d]
+	return watched{
+		a0:     obs.values[off],
+		a1:     obs.values[off+1],
+		a2:     obs.values[off+2],
+		has:    uint8(obs.found>>off) & (1<<slotCount[d] - 1),
+		events: obs.events[d],
+	}
+}
+
+// answer is the configured answer attribute, if the span has it as a
+// string.
+func (obs *observation) answer() string {
+	if obs.found&(1<<answerSlot) != 0 && obs.values[answerSlot].Type() == pcommon.ValueTypeStr {
+		return obs.values[answerSlot].Str()
+	}
+	return ""
+}
+
+// keyTable finds, for an attribute key, what the single pass must note of
+// it. Keys are bucketed by length, and a bit per length says whether a
+// bucket is empty, so that most attributes of most spans cost one length
+// test.
+type keyTable struct {
+	lengths uint64 // bit n: a key of length n (< 64) is watched
+	short   [64][]keyEntry
+	long    []keyEntry
+	events  [numDialects][]string
+	// watchesEvents: some dialect watches events.
+	watchesEvents bool
+}
+
+type keyEntry struct {
+	key  string
+	role keyRole
+	// slot is where a watched attribute goes in the observation, and
+	// dialect is whose it is.
+	slot, dialect uint8
+}
+
+type keyRole uint8
+
+const (
+	roleWatched keyRole = iota
+	roleStatus
+	roleChunks
+	roleAnswer
+)
+
+func newKeyTable(keys Keys) keyTable {
+	var t keyTable
+	for d, dl := range dialects {
+		w := dl.watches()
+		for i, k := range w.attributes {
+			t.add(keyEntry{key: k, role: roleWatched, slot: slotOffset[d] + uint8(i), dialect: uint8(d)})
+		}
+		t.events[d] = w.events
+		t.watchesEvents = t.watchesEvents || len(w.events) > 0
+	}
+	t.add(keyEntry{key: keyScoreStatus, role: roleStatus})
+	if keys.Chunks != "" {
+		t.add(keyEntry{key: keys.Chunks, role: roleChunks})
+	}
+	if keys.Answer != "" {
+		t.add(keyEntry{key: keys.Answer, role: roleAnswer, slot: answerSlot})
+	}
+	return t
+}
+
+func (t *keyTable) add(e keyEntry) {
+	if n := len(e.key); n < len(t.short) {
+		t.lengths |= 1 << n
+		t.short[n] = append(t.short[n], e)
+		return
+	}
+	t.long = append(t.long, e)
+}
+
+// observe is the single pass over a span's attributes.
+func (r *Reader) observe(span ptrace.Span, obs *observation) {
+	t := &r.table
+	for k, v := range span.Attributes().All() {
+		var bucket []keyEntry
+		if n := len(k); n < len(t.short) {
+			if t.lengths&(1<<n) == 0 {
+				continue
+			}
+			bucket = t.short[n]
+		} else {
+			bucket = t.long
+		}
+		for i := range bucket {
+			e := &bucket[i]
+			// Keys of one length mostly differ in their first byte.
+			if e.key[0] != k[0] || e.key != k {
+				continue
+			}
+			switch e.role {
+			case roleWatched, roleAnswer:
+				if obs.found&(1<<e.slot) == 0 {
+					obs.values[e.slot] = v
+					obs.found |= 1 << e.slot
+					if e.role == roleWatched {
+						obs.present |= 1 << e.dialect
+					}
+				}
+			case roleStatus:
+				obs.scored = true
+			case roleChunks:
+				obs.chunks = true
+			}
+		}
+	}
+}
+
+// classify asks each dialect that has watched attributes or events on the
+// span what the span is. Events are looked at only when the span has some.
+func (r *Reader) classify(span ptrace.Span, obs *observation) (classes [numDialects]class, any class) {
+	if r.table.watchesEvents {
+		if events := span.Events(); events.Len() > 0 {
+			r.observeEvents(events, obs)
+		}
+	}
+	for present := obs.present; present != 0; present &= present - 1 {
+		d := bits.TrailingZeros8(present)
+		classes[d] = dialects[d].classify(r, obs.watchedOf(d))
+		any |= classes[d]
+	}
+	return classes, any
+}
+
+// observeEvents notes which watched events a span has.
+func (r *Reader) observeEvents(events ptrace.SpanEventSlice, obs *observation) {
+	for i := 0; i < events.Len(); i++ {
+		name := events.At(i).Name()
+		for d, names := range r.table.events {
+			for j, want := range names {
+				if name == want {
+					obs.events[d] |= 1 << j
+					obs.present |= 1 << d
+				}
+			}
+		}
+	}
+}
+
+// dialectOf is the first dialect that recognises the observed span, -1 if
+// none does.
+func (r *Reader) dialectOf(span ptrace.Span, obs *observation) int {
+	classes, any := r.classify(span, obs)
+	if any&(classRetrieval|classMaybe) == 0 {
+		return -1
+	}
+	for d, c := range classes {
+		if c&classRetrieval != 0 {
+			return d
+		}
+		if c&classMaybe != 0 && any&classModelCall == 0 && dialects[d].confirm(r, obs.watchedOf(d)) {
+			return d
+		}
+	}
+	return -1
+}
