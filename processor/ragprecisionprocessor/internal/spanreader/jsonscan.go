@@ -2,6 +2,7 @@ package spanreader
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -73,15 +74,6 @@ func (sc *scanner) end() bool {
 	return sc.i == len(sc.s)
 }
 
-// stringEnds marks the bytes that end a run of plain string content.
-var stringEnds = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
 // str reads a string token at the position and returns it with its quotes.
 // Escapes are checked, not decoded; bytes that are not UTF-8 are accepted,
 // as encoding/json accepts them (and decodes them to U+FFFD).
@@ -92,9 +84,7 @@ func (sc *scanner) str() (raw string, ok bool) {
 	}
 	sc.i++
 	for {
-		for sc.i < len(sc.s) && !stringEnds[sc.s[sc.i]] {
-			sc.i++
-		}
+		sc.i = plainRun(sc.s, sc.i)
 		if sc.i >= len(sc.s) {
 			return "", false
 		}
@@ -110,6 +100,41 @@ func (sc *scanner) str() (raw string, ok bool) {
 			return "", false
 		}
 	}
+}
+
+// plainRun is the index of the first byte at or after i that ends a run of
+// plain string content: a quote, a backslash or a control character. It
+// tests eight bytes at a time (most of a JSON text is string content).
+func plainRun(s string, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		// A byte below 0x20, or equal to '"' or '\\', sets its high bit
+		// in ends. A borrow can set the bits of bytes above the first such
+		// byte too, never below it: the lowest bit set is exact.
+		quote, backslash := w^(ones*'"'), w^(ones*'\\')
+		ends := (w-ones*0x20)&^w&highs | (quote-ones)&^quote&highs | (backslash-ones)&^backslash&highs
+		if ends != 0 {
+			return i + bits.TrailingZeros64(ends)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// load64 reads eight bytes of s, little-endian (one load on the platforms
+// Go runs the collector on).
+func load64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 func (sc *scanner) escape() bool {

@@ -1,6 +1,7 @@
 package spanreader
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -271,4 +272,28 @@ func FuzzFindersAgainstLegacy(f *testing.F) {
 		}
 		differential(t, s)
 	})
+}
+
+// plainRun finds the first quote, backslash or control byte at any offset,
+// with any bytes around it.
+func TestPlainRun(t *testing.T) {
+	for _, stop := range []byte{'"', '\\', 0, 0x1f, '\n'} {
+		for n := range 20 {
+			for _, fill := range []byte{'a', 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff} {
+				b := bytes.Repeat([]byte{fill}, 24)
+				b[n] = stop
+				if n > 0 {
+					b[n-1] = 0x23 // just above '"'
+				}
+				for from := 0; from <= n; from++ {
+					if got := plainRun(string(b), from); got != n {
+						t.Fatalf("stop %#x at %d in %#x, from %d: %d", stop, n, fill, from, got)
+					}
+				}
+			}
+		}
+	}
+	if got := plainRun("abcdefghijklmnop", 3); got != 16 {
+		t.Fatalf("no stop: %d", got)
+	}
 }
