@@ -27,7 +27,7 @@ func (r *Reader) TraceAnswer(span ptrace.Span) (AnswerSpan, bool) {
 	root := span.ParentSpanID().IsEmpty()
 	var obs observation
 	r.observe(span, &obs)
-	if _, any := r.classify(span, &obs); !root && any&classModelCall == 0 {
+	if !root && r.classify(span, &obs)&classModelCall == 0 {
 		return AnswerSpan{}, false
 	}
 	text := obs.answer()

@@ -108,15 +108,24 @@ func (openLLMetryDialect) answer(r *Reader, w watched) string {
 // byte limit is taken as a retrieval when it mentions page_content (it will
 // pass with status too_large).
 
-// mayHoldDocuments is the test of classify: it looks at two bytes.
+// mayHoldDocuments is the test of classify: it looks at two bytes, and
+// searches outputs no longer than shortOutput for page_content (a bounded
+// cost, which spares the many short outputs a call to confirm).
 func (r *Reader) mayHoldDocuments(s string) bool {
 	t := strings.TrimSpace(s)
-	if t == "" || (t[0] != '[' && t[0] != '{') {
+	switch {
+	case t == "" || (t[0] != '[' && t[0] != '{'):
+		return false
+	case len(t) > r.limits.MaxBytes:
+		return true
+	case t[len(t)-1] != t[0]+2: // '[' + 2 is ']' and '{' + 2 is '}'
 		return false
 	}
-	// '[' + 2 is ']' and '{' + 2 is '}'.
-	return len(t) > r.limits.MaxBytes || t[len(t)-1] == t[0]+2
+	return len(t) > shortOutput || mentionsDocuments(t)
 }
+
+// shortOutput is the longest output classify searches.
+const shortOutput = 256
 
 // holdsDocuments is the test of confirm, on a text mayHoldDocuments passed.
 func (r *Reader) holdsDocuments(s string) bool {
@@ -145,23 +154,22 @@ func (r *Reader) holdsDocuments(s string) bool {
 	return false
 }
 
-// mentionsDocuments reports whether s contains "page_content". It looks
-// for "_content", which strings.Index finds by jumping between '_' bytes
-// (rare in prose) with a vector instruction, and checks the "page" before
-// it: several times faster than looking for "page_content", whose 'p' is
-// common.
+// mentionsDocuments reports whether s contains "page_content". It jumps
+// from '_' to '_' with strings.IndexByte, a vector instruction that reads
+// tens of bytes a cycle, and compares the bytes around each: '_' is rare in
+// prose, where 'p' (which strings.Contains would jump between) is not.
 func mentionsDocuments(s string) bool {
-	const tail = "_content"
-	const head = len(traceloopDocumentsKey) - len(tail)
-	for {
-		i := strings.Index(s, tail)
-		if i < 0 {
+	const underscore = len("page") // the index of '_' in "page_content"
+	for i := 0; ; i++ {
+		j := strings.IndexByte(s[i:], '_')
+		if j < 0 {
 			return false
 		}
-		if i >= head && s[i-head:i+len(tail)] == traceloopDocumentsKey {
+		i += j
+		if i >= underscore && i-underscore+len(traceloopDocumentsKey) <= len(s) &&
+			s[i-underscore:i-underscore+len(traceloopDocumentsKey)] == traceloopDocumentsKey {
 			return true
 		}
-		s = s[i+1:]
 	}
 }
 

@@ -80,3 +80,12 @@ func TestOutputShape(t *testing.T) {
 		}
 	}
 }
+
+func TestMentionsDocuments(t *testing.T) {
+	for _, s := range []string{"", "_", "page_content", "xpage_contentx", "page_conten", "age_content", "__page_content", "page__content",
+		"_page_content_", strings.Repeat("_", 100) + "page_content", strings.Repeat("page_", 30), "page_contenpage_content"} {
+		if got, want := mentionsDocuments(s), strings.Contains(s, "page_content"); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}

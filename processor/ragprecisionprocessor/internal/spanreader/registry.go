@@ -91,18 +91,20 @@ type watchList struct {
 
 // watched is what the single pass found of one dialect's watchList: the
 // value of each watched attribute that the span has (its first, as
-// pcommon.Map.Get would find), and which watched events it has. Its values
-// are fields rather than an array so that it is passed in registers: it is
-// passed by value, so that recognising a span allocates nothing.
+// pcommon.Map.Get would find), and which watched events it has. It is
+// passed by value, so that recognising a span allocates nothing, and has at
+// most four fields, so that the compiler keeps it in registers rather than
+// copying it through memory.
 type watched struct {
 	a0, a1, a2 pcommon.Value
-	has        uint8 // bit i: the span has attribute i
-	events     uint8 // bit i: the span has an event named events[i]
+	// marks: bit i is set when the span has attribute i, bit 8+i when it
+	// has an event named events[i].
+	marks uint16
 }
 
 // value is attribute i of the watch list.
 func (w *watched) value(i int) (pcommon.Value, bool) {
-	if w.has&(1<<i) == 0 {
+	if w.marks&(1<<i) == 0 {
 		return pcommon.Value{}, false
 	}
 	switch i {
@@ -123,7 +125,7 @@ func (w *watched) str(i int) string {
 	return ""
 }
 
-func (w *watched) event(i int) bool { return w.events&(1<<i) != 0 }
+func (w *watched) event(i int) bool { return w.marks&(1<<(8+i)) != 0 }
 
 // Each watched attribute has a slot in an observation: dialect d's are
 // slotOffset[d] onwards, in the order of its watch list.
@@ -168,12 +170,12 @@ const answerSlot = maxSlots
 // watchedOf is what dialect d watches of the observed span.
 func (obs *observation) watchedOf(d int) watched {
 	off := slotOffset[d]
+	has := obs.found >> off & (1<<slotCount[d] - 1)
 	return watched{
-		a0:     obs.values[off],
-		a1:     obs.values[off+1],
-		a2:     obs.values[off+2],
-		has:    uint8(obs.found>>off) & (1<<slotCount[d] - 1),
-		events: obs.events[d],
+		a0:    obs.values[off],
+		a1:    obs.values[off+1],
+		a2:    obs.values[off+2],
+		marks: has | uint16(obs.events[d])<<8,
 	}
 }
 
@@ -200,8 +202,10 @@ type keyTable struct {
 }
 
 type keyEntry struct {
-	key  string
-	role keyRole
+	key string
+	// words cover the key, for keys of 8 to 32 bytes (see sameKey).
+	words [4]uint64
+	role  keyRole
 	// slot is where a watched attribute goes in the observation, and
 	// dialect is whose it is.
 	slot, dialect uint8
@@ -237,12 +241,25 @@ func newKeyTable(keys Keys) keyTable {
 }
 
 func (t *keyTable) add(e keyEntry) {
+	if n := len(e.key); n >= 8 && n <= 32 {
+		e.words = keyWords(e.key)
+	}
 	if n := len(e.key); n < len(t.short) {
 		t.lengths |= 1 << n
 		t.short[n] = append(t.short[n], e)
 		return
 	}
 	t.long = append(t.long, e)
+}
+
+// keyWords are four 8-byte words of a key of 8 to 32 bytes that, taken
+// together (overlapping for shorter keys), cover all of it. Keys of a span
+// are compared with the watched keys of the same length, and are mostly
+// not them: comparing words inline is much cheaper than calling the
+// runtime's comparison for each.
+func keyWords(k string) [4]uint64 {
+	n := len(k)
+	return [4]uint64{load64(k, 0), load64(k, min(8, n-8)), load64(k, max(n-16, 0)), load64(k, n-8)}
 }
 
 // observe is the single pass over a span's attributes.
@@ -260,8 +277,13 @@ func (r *Reader) observe(span ptrace.Span, obs *observation) {
 		}
 		for i := range bucket {
 			e := &bucket[i]
-			// Keys of one length mostly differ in their first byte.
-			if e.key[0] != k[0] || e.key != k {
+			// k == e.key, written out (see keyWords).
+			if n := len(k); n < 8 || n > 32 || n != len(e.key) {
+				if k != e.key {
+					continue
+				}
+			} else if load64(k, 0) != e.words[0] || load64(k, n-8) != e.words[3] ||
+				load64(k, min(8, n-8)) != e.words[1] || load64(k, max(n-16, 0)) != e.words[2] {
 				continue
 			}
 			switch e.role {
@@ -283,22 +305,22 @@ func (r *Reader) observe(span ptrace.Span, obs *observation) {
 }
 
 // classify asks each dialect that has watched attributes or events on the
-// span what the span is. Events are looked at only when the span has some.
-func (r *Reader) classify(span ptrace.Span, obs *observation) (classes [numDialects]class, any class) {
-	if r.table.watchesEvents {
-		if events := span.Events(); events.Len() > 0 {
-			r.observeEvents(events, obs)
-		}
+// span what the span is, and returns all the answers together.
+func (r *Reader) classify(span ptrace.Span, obs *observation) class {
+	if events := span.Events(); r.table.watchesEvents && events.Len() > 0 {
+		r.observeEvents(events, obs)
 	}
+	var all class
 	for present := obs.present; present != 0; present &= present - 1 {
 		d := bits.TrailingZeros8(present)
-		classes[d] = dialects[d].classify(r, obs.watchedOf(d))
-		any |= classes[d]
+		all |= dialects[d].classify(r, obs.watchedOf(d))
 	}
-	return classes, any
+	return all
 }
 
-// observeEvents notes which watched events a span has.
+// observeEvents notes which watched events a span has, in a pass over its
+// events. Its callers call it only when the span has events and some
+// dialect watches them (which costs nothing when it does not).
 func (r *Reader) observeEvents(events ptrace.SpanEventSlice, obs *observation) {
 	for i := 0; i < events.Len(); i++ {
 		name := events.At(i).Name()
@@ -314,19 +336,40 @@ func (r *Reader) observeEvents(events ptrace.SpanEventSlice, obs *observation) {
 }
 
 // dialectOf is the first dialect that recognises the observed span, -1 if
-// none does.
+// none does. Dialects are asked in order (bits of present, lowest first);
+// those that can only say maybe are asked to confirm when no dialect before
+// them said yes and no dialect took the span for a model call.
 func (r *Reader) dialectOf(span ptrace.Span, obs *observation) int {
-	classes, any := r.classify(span, obs)
-	if any&(classRetrieval|classMaybe) == 0 {
-		return -1
+	if events := span.Events(); r.table.watchesEvents && events.Len() > 0 {
+		r.observeEvents(events, obs)
 	}
-	for d, c := range classes {
-		if c&classRetrieval != 0 {
+	first := -1     // the first dialect that said yes
+	var maybe uint8 // the dialects that said maybe
+	var all class
+	for present := obs.present; present != 0; present &= present - 1 {
+		d := bits.TrailingZeros8(present)
+		c := dialects[d].classify(r, obs.watchedOf(d))
+		all |= c
+		switch {
+		case c&classRetrieval != 0:
+			if first < 0 {
+				first = d
+			}
+		case c&classMaybe != 0:
+			maybe |= 1 << d
+		}
+	}
+	if all&classModelCall != 0 {
+		return first
+	}
+	for ; maybe != 0; maybe &= maybe - 1 {
+		d := bits.TrailingZeros8(maybe)
+		if first >= 0 && first < d {
+			break
+		}
+		if dialects[d].confirm(r, obs.watchedOf(d)) {
 			return d
 		}
-		if c&classMaybe != 0 && any&classModelCall == 0 && dialects[d].confirm(r, obs.watchedOf(d)) {
-			return d
-		}
 	}
-	return -1
+	return first
 }

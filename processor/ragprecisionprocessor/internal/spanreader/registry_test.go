@@ -1,6 +1,11 @@
 package spanreader
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
 
 // The registry is the one place dialects are listed: check what it relies
 // on, so that adding a dialect that breaks it fails here, not in a span.
@@ -49,5 +54,28 @@ func TestScoredSpanGivesAnswer(t *testing.T) {
 	s.Attributes().PutStr("output.value", "A")
 	if a, ok := New(Keys{}, limits).TraceAnswer(s); !ok || a.Text != "A" {
 		t.Fatalf("%+v %v", a, ok)
+	}
+}
+
+// The pass compares keys word by word: keys of every length, and keys that
+// differ from a watched one in any single byte, are told apart.
+func TestKeysAreComparedExactly(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		k := strings.Repeat("k", n)
+		r := New(Keys{Chunks: k}, limits)
+		s := ptrace.NewSpan()
+		s.Attributes().PutStr(k, "c")
+		if d, ok := r.Recognise(s); !ok || d != DialectAttributes {
+			t.Fatalf("key of %d bytes not found", n)
+		}
+		for i := range n {
+			b := []byte(k)
+			b[i] = 'x'
+			s := ptrace.NewSpan()
+			s.Attributes().PutStr(string(b), "c")
+			if _, ok := r.Recognise(s); ok {
+				t.Fatalf("key of %d bytes differing at %d taken for it", n, i)
+			}
+		}
 	}
 }
