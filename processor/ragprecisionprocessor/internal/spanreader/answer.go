@@ -30,12 +30,12 @@ func (r *Reader) TraceAnswer(span ptrace.Span) (AnswerSpan, bool) {
 	if !root && r.classify(span, &obs)&classModelCall == 0 {
 		return AnswerSpan{}, false
 	}
-	text := obs.answer()
+	text := obs.answerText()
 	for _, d := range answerers {
 		if text != "" {
 			break
 		}
-		text = dialects[d].answer(r, obs.watchedOf(d))
+		text = dialects[d].answer(r, obs.watched[d])
 	}
 	if strings.TrimSpace(text) == "" {
 		return AnswerSpan{}, false

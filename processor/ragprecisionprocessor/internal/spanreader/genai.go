@@ -44,12 +44,13 @@ func (genAIDialect) confirm(*Reader, watched) bool { return false }
 // read: documents are an array (of strings, or of maps with the text in
 // content, else text) or a JSON string encoding one. GenAI makes content
 // opt-in; documents without it are no chunks.
-func (genAIDialect) read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error) {
+func (genAIDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
 	ret := Retrieval{Query: str(attrs, keyGenAIQuery)}
 	var err error
 	if wantChunks {
-		ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, budget)
+		budget := r.budget()
+		ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, &budget)
 	}
 	return ret, err
 }

@@ -48,12 +48,13 @@ func (openInferenceDialect) classify(_ *Reader, w watched) class {
 
 func (openInferenceDialect) confirm(*Reader, watched) bool { return false }
 
-func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error) {
+func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
 	ret := Retrieval{Query: str(attrs, keyOIInput)}
 	var err error
 	if wantChunks {
-		ret.Chunks, err = r.openInferenceChunks(attrs, budget)
+		budget := r.budget()
+		ret.Chunks, err = r.openInferenceChunks(attrs, &budget)
 	}
 	return ret, err
 }

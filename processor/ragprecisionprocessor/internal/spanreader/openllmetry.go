@@ -61,11 +61,12 @@ func (openLLMetryDialect) confirm(r *Reader, w watched) bool {
 	return r.holdsDocuments(w.str(ollmOutput))
 }
 
-func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error) {
+func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	ret := Retrieval{Query: r.traceloopQuery(span.Attributes())}
 	var err error
 	if wantChunks {
-		ret.Chunks, err = r.openLLMetryChunks(span, budget)
+		budget := r.budget()
+		ret.Chunks, err = r.openLLMetryChunks(span, &budget)
 	}
 	return ret, err
 }

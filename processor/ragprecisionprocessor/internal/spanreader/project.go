@@ -30,7 +30,7 @@ func (projectDialect) classify(_ *Reader, w watched) class {
 
 func (projectDialect) confirm(*Reader, watched) bool { return false }
 
-func (projectDialect) read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error) {
+func (projectDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
 	ret := Retrieval{
 		Query:     str(attrs, keyRAGQuery),
@@ -39,7 +39,8 @@ func (projectDialect) read(r *Reader, span ptrace.Span, wantChunks bool, budget 
 	}
 	var err error
 	if wantChunks {
-		ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, budget)
+		budget := r.budget()
+		ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, &budget)
 	}
 	return ret, err
 }

@@ -128,7 +128,6 @@ func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
 func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 	attrs := span.Attributes()
 	var ret Retrieval
-	budget := &byteBudget{left: r.limits.MaxBytes}
 	var err error
 	dl := dialectIndex(d)
 	if d == DialectAttributes {
@@ -140,12 +139,13 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		if dl = r.dialectOf(span, &obs); dl < 0 || obs.scored {
 			dl = dialectIndex(DialectProject)
 		}
-		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, budget)
+		budget := r.budget()
+		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, &budget)
 	}
 	wantChunks := ret.Chunks == nil && err == nil
 	switch {
 	case dl >= 0:
-		got, derr := dialects[dl].read(r, span, wantChunks, budget)
+		got, derr := dialects[dl].read(r, span, wantChunks)
 		ret.Query, ret.Answer, ret.Reference = got.Query, got.Answer, got.Reference
 		if wantChunks {
 			ret.Chunks, err = got.Chunks, derr
@@ -173,7 +173,7 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		// judged; judging them as empty would record a score of 0.
 		err = ErrNoChunks
 	}
-	if err == nil && !budget.take(len(ret.Query)+len(ret.Answer)+len(ret.Reference)) {
+	if err == nil && ret.Bytes() > int64(r.limits.MaxBytes) {
 		err = ErrTooLarge
 	}
 	if err != nil {
@@ -192,8 +192,11 @@ func str(attrs pcommon.Map, key string) string {
 	return v.Str()
 }
 
-// byteBudget counts the bytes a Read has taken so far.
+// byteBudget counts the bytes a reading of chunks has taken so far, so that
+// it stops at the first chunk past the limit.
 type byteBudget struct{ left int }
+
+func (r *Reader) budget() byteBudget { return byteBudget{left: r.limits.MaxBytes} }
 
 func (b *byteBudget) take(n int) bool {
 	b.left -= n

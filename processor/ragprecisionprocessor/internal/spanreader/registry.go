@@ -30,9 +30,9 @@ type dialect interface {
 	// confirm decides a span that classify found to be classMaybe.
 	confirm(r *Reader, w watched) bool
 	// read takes the query, answer and reference from a span it
-	// recognised, and its chunks when wantChunks, taking their bytes from
-	// budget.
-	read(r *Reader, span ptrace.Span, wantChunks bool, budget *byteBudget) (Retrieval, error)
+	// recognised, and its chunks when wantChunks, within the reader's
+	// limits (Read checks the total).
+	read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error)
 	// answer is the text the watched attributes give as the trace's
 	// answer, "" if none.
 	answer(r *Reader, w watched) string
@@ -127,35 +127,25 @@ func (w *watched) str(i int) string {
 
 func (w *watched) event(i int) bool { return w.marks&(1<<(8+i)) != 0 }
 
-// Each watched attribute has a slot in an observation: dialect d's are
-// slotOffset[d] onwards, in the order of its watch list.
-var slotOffset, slotCount = func() (offset, count [numDialects]uint8) {
-	next := 0
-	for d, dl := range dialects {
-		w := dl.watches()
-		if len(w.attributes) > maxWatched || len(w.events) > maxWatched {
-			panic("spanreader: a dialect watches more than maxWatched attributes or events")
-		}
-		offset[d], count[d] = uint8(next), uint8(len(w.attributes))
-		next += len(w.attributes)
+// set records attribute i, unless an attribute of the same key came first.
+func (w *watched) set(i uint8, v pcommon.Value) {
+	if w.marks&(1<<i) != 0 {
+		return
 	}
-	if next > maxSlots {
-		panic("spanreader: dialects watch more than maxSlots attributes")
+	w.marks |= 1 << i
+	switch i {
+	case 0:
+		w.a0 = v
+	case 1:
+		w.a1 = v
+	default:
+		w.a2 = v
 	}
-	return offset, count
-}()
-
-// maxSlots is the most attributes all dialects together may watch.
-const maxSlots = 12
+}
 
 // observation is what one pass over a span's attributes found.
 type observation struct {
-	// values are the watched attributes by slot, and the configured answer
-	// attribute in the last; maxWatched more (never found) let watchedOf
-	// copy a dialect's values without testing how many it has.
-	values [maxSlots + 1 + maxWatched]pcommon.Value
-	found  uint16 // bit s: values[s] was found
-	events [numDialects]uint8
+	watched [numDialects]watched
 	// present: bit d is set when dialect d has a watched attribute or
 	// event.
 	present uint8
@@ -163,27 +153,16 @@ type observation struct {
 	scored bool
 	// chunks: the span carries the configured chunks attribute.
 	chunks bool
+	// answer is the configured answer attribute, when hasAnswer.
+	answer    pcommon.Value
+	hasAnswer bool
 }
 
-const answerSlot = maxSlots
-
-// watchedOf is what dialect d watches of the observed span.
-func (obs *observation) watchedOf(d int) watched {
-	off := slotOffset[d]
-	has := obs.found >> off & (1<<slotCount[d] - 1)
-	return watched{
-		a0:    obs.values[off],
-		a1:    obs.values[off+1],
-		a2:    obs.values[off+2],
-		marks: has | uint16(obs.events[d])<<8,
-	}
-}
-
-// answer is the configured answer attribute, if the span has it as a
+// answerText is the configured answer attribute, if the span has it as a
 // string.
-func (obs *observation) answer() string {
-	if obs.found&(1<<answerSlot) != 0 && obs.values[answerSlot].Type() == pcommon.ValueTypeStr {
-		return obs.values[answerSlot].Str()
+func (obs *observation) answerText() string {
+	if obs.hasAnswer && obs.answer.Type() == pcommon.ValueTypeStr {
+		return obs.answer.Str()
 	}
 	return ""
 }
@@ -197,18 +176,18 @@ type keyTable struct {
 	short   [64][]keyEntry
 	long    []keyEntry
 	events  [numDialects][]string
-	// watchesEvents: some dialect watches events.
+	// watchesEvents: some dialect watches events, eventNames of them.
 	watchesEvents bool
+	eventNames    int
 }
 
 type keyEntry struct {
 	key string
-	// words cover the key, for keys of 8 to 32 bytes (see sameKey).
+	// words cover the key, for keys of 8 to 32 bytes (see keyWords).
 	words [4]uint64
 	role  keyRole
-	// slot is where a watched attribute goes in the observation, and
-	// dialect is whose it is.
-	slot, dialect uint8
+	// dialect watches the attribute, as the index-th of its watch list.
+	dialect, index uint8
 }
 
 type keyRole uint8
@@ -224,18 +203,22 @@ func newKeyTable(keys Keys) keyTable {
 	var t keyTable
 	for d, dl := range dialects {
 		w := dl.watches()
+		if len(w.attributes) > maxWatched || len(w.events) > maxWatched {
+			panic("spanreader: " + string(dl.id()) + " watches more than maxWatched attributes or events")
+		}
 		for i, k := range w.attributes {
-			t.add(keyEntry{key: k, role: roleWatched, slot: slotOffset[d] + uint8(i), dialect: uint8(d)})
+			t.add(keyEntry{key: k, role: roleWatched, dialect: uint8(d), index: uint8(i)})
 		}
 		t.events[d] = w.events
 		t.watchesEvents = t.watchesEvents || len(w.events) > 0
+		t.eventNames += len(w.events)
 	}
 	t.add(keyEntry{key: keyScoreStatus, role: roleStatus})
 	if keys.Chunks != "" {
 		t.add(keyEntry{key: keys.Chunks, role: roleChunks})
 	}
 	if keys.Answer != "" {
-		t.add(keyEntry{key: keys.Answer, role: roleAnswer, slot: answerSlot})
+		t.add(keyEntry{key: keys.Answer, role: roleAnswer})
 	}
 	return t
 }
@@ -287,13 +270,12 @@ func (r *Reader) observe(span ptrace.Span, obs *observation) {
 				continue
 			}
 			switch e.role {
-			case roleWatched, roleAnswer:
-				if obs.found&(1<<e.slot) == 0 {
-					obs.values[e.slot] = v
-					obs.found |= 1 << e.slot
-					if e.role == roleWatched {
-						obs.present |= 1 << e.dialect
-					}
+			case roleWatched:
+				obs.watched[e.dialect].set(e.index, v)
+				obs.present |= 1 << e.dialect
+			case roleAnswer:
+				if !obs.hasAnswer {
+					obs.answer, obs.hasAnswer = v, true
 				}
 			case roleStatus:
 				obs.scored = true
@@ -313,7 +295,7 @@ func (r *Reader) classify(span ptrace.Span, obs *observation) class {
 	var all class
 	for present := obs.present; present != 0; present &= present - 1 {
 		d := bits.TrailingZeros8(present)
-		all |= dialects[d].classify(r, obs.watchedOf(d))
+		all |= dialects[d].classify(r, obs.watched[d])
 	}
 	return all
 }
@@ -321,14 +303,17 @@ func (r *Reader) classify(span ptrace.Span, obs *observation) class {
 // observeEvents notes which watched events a span has, in a pass over its
 // events. Its callers call it only when the span has events and some
 // dialect watches them (which costs nothing when it does not).
+// It stops once it has seen every watched name.
 func (r *Reader) observeEvents(events ptrace.SpanEventSlice, obs *observation) {
-	for i := 0; i < events.Len(); i++ {
+	unseen := r.table.eventNames
+	for i := 0; i < events.Len() && unseen > 0; i++ {
 		name := events.At(i).Name()
 		for d, names := range r.table.events {
 			for j, want := range names {
-				if name == want {
-					obs.events[d] |= 1 << j
+				if bit := uint16(1) << (8 + j); name == want && obs.watched[d].marks&bit == 0 {
+					obs.watched[d].marks |= bit
 					obs.present |= 1 << d
+					unseen--
 				}
 			}
 		}
@@ -348,7 +333,7 @@ func (r *Reader) dialectOf(span ptrace.Span, obs *observation) int {
 	var all class
 	for present := obs.present; present != 0; present &= present - 1 {
 		d := bits.TrailingZeros8(present)
-		c := dialects[d].classify(r, obs.watchedOf(d))
+		c := dialects[d].classify(r, obs.watched[d])
 		all |= c
 		switch {
 		case c&classRetrieval != 0:
@@ -367,7 +352,7 @@ func (r *Reader) dialectOf(span ptrace.Span, obs *observation) int {
 		if first >= 0 && first < d {
 			break
 		}
-		if dialects[d].confirm(r, obs.watchedOf(d)) {
+		if dialects[d].confirm(r, obs.watched[d]) {
 			return d
 		}
 	}
