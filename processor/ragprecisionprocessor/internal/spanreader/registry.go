@@ -9,8 +9,8 @@ import (
 
 // A dialect is one instrumentation convention for retrieval spans (SPEC §3).
 // Adding one is a file that implements dialect (with its own fuzz target)
-// and a line in dialects below; a line in answerers too if its model calls
-// carry the trace's answer.
+// and its line in dialects below (numDialects counts them); a line in
+// answerers too if its model calls carry the trace's answer.
 //
 // Recognising a span is two steps. classify runs on every span that has one
 // of the dialect's watched attributes or events, and decides from them
@@ -60,7 +60,8 @@ var dialects = [numDialects]dialect{
 }
 
 // numDialects sizes the per-dialect state of a pass over a span, which
-// lives on the stack.
+// lives on the stack; the compiler refuses more dialects than it says, and
+// TestRegistry fewer. At most 8 (observation.present is a byte).
 const numDialects = 4
 
 // answerers are the dialects whose attributes can carry a trace's answer,
