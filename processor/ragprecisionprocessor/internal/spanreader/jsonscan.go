@@ -1,7 +1,6 @@
 package spanreader
 
 import (
-	"encoding/json"
 	"math/bits"
 	"strings"
 	"unicode"
@@ -353,23 +352,27 @@ func decodedMatches(body, name string, fold bool) bool {
 	n := 0 // bytes of name matched
 	for i := 0; i < len(body); {
 		var r rune
-		switch c := body[i]; {
-		case c == '\\':
-			r, i = decodeEscape(body, i)
-		case c < utf8.RuneSelf:
-			r = rune(c)
-			i++
-		default:
-			var size int
-			r, size = utf8.DecodeRuneInString(body[i:])
-			i += size // an invalid byte is U+FFFD, which matches no ASCII
-		}
+		r, i = decodedRune(body, i) // an invalid byte is U+FFFD, which matches no ASCII
 		if n == len(name) || !runeMatches(r, name[n], fold) {
 			return false
 		}
 		n++
 	}
 	return n == len(name)
+}
+
+// decodedRune decodes the character at body[i] of a checked string token's
+// body, and returns the index after it. Bytes that are not UTF-8 are
+// U+FFFD, as encoding/json decodes them.
+func decodedRune(body string, i int) (rune, int) {
+	switch c := body[i]; {
+	case c == '\\':
+		return decodeEscape(body, i)
+	case c < utf8.RuneSelf:
+		return rune(c), i + 1
+	}
+	r, size := utf8.DecodeRuneInString(body[i:])
+	return r, i + size
 }
 
 // decodeEscape decodes the escape at body[i] (a backslash), which the
@@ -425,17 +428,27 @@ func runeMatches(r rune, b byte, fold bool) bool {
 
 // decodeString is the text of a string token, decoded as encoding/json
 // decodes it. A token without escapes and in valid UTF-8 is its own text:
-// the result shares the attribute's memory rather than copying it.
+// the result shares the attribute's memory rather than copying it. Others
+// are measured, then decoded into one allocation of the exact size.
 func decodeString(raw string) string {
 	body := raw[1 : len(raw)-1]
 	if strings.IndexByte(body, '\\') < 0 && utf8.ValidString(body) {
 		return body
 	}
-	var s string
-	if json.Unmarshal([]byte(raw), &s) != nil {
-		return "" // cannot happen: the scanner checked the token
+	n := 0
+	for i := 0; i < len(body); {
+		var r rune
+		r, i = decodedRune(body, i)
+		n += utf8.RuneLen(r)
 	}
-	return s
+	var b strings.Builder
+	b.Grow(n)
+	for i := 0; i < len(body); {
+		var r rune
+		r, i = decodedRune(body, i)
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // nonEmpty reports whether a string token decodes to a non-empty text:
