@@ -2,6 +2,7 @@ package spanreader
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -113,6 +114,12 @@ func (openLLMetryDialect) answer(r *Reader, w watched) string {
 // searches outputs no longer than shortOutput for page_content (a bounded
 // cost, which spares the many short outputs a call to confirm).
 func (r *Reader) mayHoldDocuments(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; c > ' ' && c < utf8.RuneSelf && c != '[' && c != '{' {
+		return false // text, and not white space that TrimSpace would take
+	}
 	t := strings.TrimSpace(s)
 	switch {
 	case t == "" || (t[0] != '[' && t[0] != '{'):
