@@ -114,15 +114,9 @@ func (openLLMetryDialect) answer(r *Reader, w watched) string {
 // searches outputs no longer than shortOutput for page_content (a bounded
 // cost, which spares the many short outputs a call to confirm).
 func (r *Reader) mayHoldDocuments(s string) bool {
-	if s == "" {
-		return false
-	}
-	if c := s[0]; c > ' ' && c < utf8.RuneSelf && c != '[' && c != '{' {
-		return false // text, and not white space that TrimSpace would take
-	}
-	t := strings.TrimSpace(s)
+	t, ok := jsonContainer(s)
 	switch {
-	case t == "" || (t[0] != '[' && t[0] != '{'):
+	case !ok:
 		return false
 	case len(t) > r.limits.MaxBytes:
 		return true
@@ -132,13 +126,33 @@ func (r *Reader) mayHoldDocuments(s string) bool {
 	return len(t) > shortOutput || mentionsDocuments(t)
 }
 
+// jsonContainer is s without the white space around it, when what is left
+// starts like a JSON array or object. strings.TrimSpace (a call, which
+// scans both ends) runs only when an end of s may be white space.
+func jsonContainer(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	if c := s[0]; c != '[' && c != '{' {
+		if c > ' ' && c < utf8.RuneSelf {
+			return "", false // text, whatever follows
+		}
+		s = strings.TrimSpace(s)
+		return s, s != "" && (s[0] == '[' || s[0] == '{')
+	}
+	if c := s[len(s)-1]; c <= ' ' || c >= utf8.RuneSelf {
+		s = strings.TrimSpace(s)
+	}
+	return s, true
+}
+
 // shortOutput is the longest output classify searches.
 const shortOutput = 256
 
 // holdsDocuments is the test of confirm, on a text mayHoldDocuments passed.
 func (r *Reader) holdsDocuments(s string) bool {
-	t := strings.TrimSpace(s)
-	if !mentionsDocuments(t) {
+	t, ok := jsonContainer(s)
+	if !ok || !mentionsDocuments(t) {
 		return false
 	}
 	if len(t) > r.limits.MaxBytes {

@@ -89,3 +89,16 @@ func TestMentionsDocuments(t *testing.T) {
 		}
 	}
 }
+
+// jsonContainer trims as strings.TrimSpace does, whichever end has the
+// white space, Unicode spaces included.
+func TestJSONContainer(t *testing.T) {
+	for _, s := range []string{"", " ", "[]", " [] ", "\t{}\n", "{} ", "\u00a0[1]\u00a0", "[1]\u3000", "x", " x", "\u00a0x", "]", "{", "é[", "[é"} {
+		trimmed := strings.TrimSpace(s)
+		want := trimmed != "" && (trimmed[0] == '[' || trimmed[0] == '{')
+		got, ok := jsonContainer(s)
+		if ok != want || (ok && got != trimmed) {
+			t.Errorf("%q: %q %v, want %q %v", s, got, ok, trimmed, want)
+		}
+	}
+}
