@@ -133,12 +133,7 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 	if d == DialectAttributes {
 		// The configured chunks attribute replaces the dialect's chunks
 		// only; its query, answer and reference still count.
-		// On a span of no dialect, the project's rag.* keys are read.
-		var obs observation
-		r.observe(span, &obs)
-		if dl = r.dialectOf(span, &obs); dl < 0 || obs.scored {
-			dl = dialectIndex(DialectProject)
-		}
+		dl = r.dialectBeside(span)
 		budget := r.budget()
 		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, &budget)
 	}
@@ -180,6 +175,18 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		ret.Chunks = nil
 	}
 	return ret, err
+}
+
+// dialectBeside is the dialect of a span that carries the configured
+// chunks attribute; on a span of no dialect, the project's rag.* keys are
+// read.
+func (r *Reader) dialectBeside(span ptrace.Span) int {
+	var obs observation
+	r.observe(span, &obs)
+	if d := r.dialectOf(span, &obs); d >= 0 && !obs.scored {
+		return d
+	}
+	return dialectIndex(DialectProject)
 }
 
 // str returns a string attribute, or "" when it is missing or not a string:

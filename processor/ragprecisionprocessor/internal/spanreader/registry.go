@@ -72,9 +72,18 @@ var answerers = [...]int{
 	dialectIndex(DialectOpenLLMetry),
 }
 
-func dialectIndex(d Dialect) int {
+// dialectIDs are the ids of dialects, by index.
+var dialectIDs = func() (ids [numDialects]Dialect) {
 	for i, dl := range dialects {
-		if dl.id() == d {
+		ids[i] = dl.id()
+	}
+	return ids
+}()
+
+// dialectIndex is the index of dialect d in dialects, -1 if none.
+func dialectIndex(d Dialect) int {
+	for i, id := range dialectIDs {
+		if id == d {
 			return i
 		}
 	}
