@@ -7,17 +7,24 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// The fuzz targets build spans from arbitrary input in each dialect and
-// check that reading never panics and never exceeds its limits, whatever
-// the types, encodings and sizes. Run one with, for example:
+// The fuzz targets build spans from arbitrary input, one per dialect (in
+// the dialect's _test file) and one for the configured attributes, and
+// check that reading never panics, never exceeds its limits and parses no
+// more than a few times the text the span carries, whatever the types,
+// encodings and sizes. Run one with, for example:
 //
 //	go test -fuzz FuzzProject ./processor/ragprecisionprocessor/internal/spanreader/
 
 var fuzzLimits = Limits{TopK: 0, MaxChunks: 8, MaxBytes: 4096}
 
-// check runs everything a span goes through and verifies the bounds.
+// check runs everything a span goes through and verifies the bounds, on
+// what it reads and on what reading cost.
 func check(t *testing.T, keys Keys, lim Limits, s ptrace.Span) {
 	r := New(keys, lim)
+	text := textBytes(s)
+	if c := measure(func() { runAll(r, s) }); c.scanned > scanBound*text+64 || c.allocated > uint64(allocBound*text+allocSlack) {
+		t.Fatalf("cost %+v for a span carrying %d bytes of text", c, text)
+	}
 	if d, ok := r.Recognise(s); ok {
 		ret, err := r.Read(s, d)
 		if err == nil {
@@ -74,59 +81,6 @@ func seeds(f *testing.F) {
 	}
 }
 
-func FuzzProject(f *testing.F) {
-	seeds(f)
-	f.Fuzz(func(t *testing.T, chunks, query, ref string, kind, topK uint8) {
-		s := ptrace.NewSpan()
-		putFuzzed(s.Attributes(), "rag.chunks", kind, chunks)
-		putFuzzed(s.Attributes(), "rag.query", kind/6, query)
-		putFuzzed(s.Attributes(), "rag.reference", kind/36, ref)
-		check(t, Keys{}, Limits{TopK: int(topK % 4), MaxChunks: fuzzLimits.MaxChunks, MaxBytes: fuzzLimits.MaxBytes}, s)
-	})
-}
-
-func FuzzGenAI(f *testing.F) {
-	seeds(f)
-	f.Fuzz(func(t *testing.T, docs, query, output string, kind, _ uint8) {
-		s := ptrace.NewSpan()
-		s.Attributes().PutStr("gen_ai.operation.name", "retrieval")
-		putFuzzed(s.Attributes(), "gen_ai.retrieval.documents", kind, docs)
-		putFuzzed(s.Attributes(), "gen_ai.retrieval.query.text", kind/6, query)
-		putFuzzed(s.Attributes(), "gen_ai.output.messages", kind/36, output)
-		check(t, Keys{}, fuzzLimits, s)
-	})
-}
-
-func FuzzOpenInference(f *testing.F) {
-	seeds(f)
-	f.Fuzz(func(t *testing.T, content, query, index string, kind, n uint8) {
-		s := ptrace.NewSpan()
-		s.Attributes().PutStr("openinference.span.kind", "RETRIEVER")
-		putFuzzed(s.Attributes(), "input.value", kind, query)
-		for i := range int(n % 16) {
-			putFuzzed(s.Attributes(), "retrieval.documents."+index+string(rune('0'+i))+".document.content", kind/6, content)
-		}
-		putFuzzed(s.Attributes(), "output.value", kind/36, content)
-		check(t, Keys{}, fuzzLimits, s)
-	})
-}
-
-func FuzzOpenLLMetry(f *testing.F) {
-	seeds(f)
-	f.Fuzz(func(t *testing.T, output, input, doc string, kind, events uint8) {
-		s := ptrace.NewSpan()
-		putFuzzed(s.Attributes(), "traceloop.entity.output", kind, output)
-		putFuzzed(s.Attributes(), "traceloop.entity.input", kind/6, input)
-		putFuzzed(s.Attributes(), "db.query.text", kind/36, input)
-		for range int(events % 12) {
-			e := s.Events().AppendEmpty()
-			e.SetName("db.query.result")
-			putFuzzed(e.Attributes(), "db.query.result.document", kind, doc)
-		}
-		check(t, Keys{}, fuzzLimits, s)
-	})
-}
-
 func FuzzAttributes(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, chunks, answer, key string, kind, topK uint8) {
@@ -137,4 +91,40 @@ func FuzzAttributes(f *testing.F) {
 		putFuzzed(s.Attributes(), keys.Query, kind/36, answer)
 		check(t, keys, Limits{TopK: int(topK % 4), MaxChunks: 3, MaxBytes: 256}, s)
 	})
+}
+
+// textBytes is the size of the text a span carries, in its attributes and
+// its events' attributes.
+func textBytes(s ptrace.Span) int {
+	n := mapBytes(s.Attributes())
+	for i := 0; i < s.Events().Len(); i++ {
+		n += mapBytes(s.Events().At(i).Attributes())
+	}
+	return n
+}
+
+func mapBytes(m pcommon.Map) int {
+	n := 0
+	for k, v := range m.All() {
+		n += len(k) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v pcommon.Value) int {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return len(v.Str())
+	case pcommon.ValueTypeBytes:
+		return v.Bytes().Len()
+	case pcommon.ValueTypeMap:
+		return mapBytes(v.Map())
+	case pcommon.ValueTypeSlice:
+		n := 0
+		for i := 0; i < v.Slice().Len(); i++ {
+			n += valueBytes(v.Slice().At(i))
+		}
+		return n
+	}
+	return 8
 }

@@ -5,7 +5,14 @@
 // Recognise runs on every span that passes through the processor, so it is a
 // single pass over the span's attributes with no allocation. Read runs only
 // on the few spans that are sampled, and bounds its work by the limits it is
-// given whatever the span holds.
+// given whatever the span holds. JSON in attributes is read in one pass,
+// linear in its size, whichever of the two reads it.
+//
+// Each dialect is a file (project.go, genai.go, openinference.go,
+// openllmetry.go) implementing the dialect interface of registry.go, which
+// lists them in SPEC §3's order and holds the pass over a span's
+// attributes. jsonscan.go is the JSON scanner, jsonfind.go what the
+// dialects look for with it.
 package spanreader
 
 import (
@@ -33,40 +40,10 @@ const (
 	DialectOpenLLMetry Dialect = "openllmetry"
 )
 
-// Attribute keys of the dialects (SPEC §3).
-const (
-	keyRAGChunks    = "rag.chunks"
-	keyRAGQuery     = "rag.query"
-	keyRAGAnswer    = "rag.answer"
-	keyRAGReference = "rag.reference"
-
-	keyGenAIOperation = "gen_ai.operation.name"
-	keyGenAIQuery     = "gen_ai.retrieval.query.text"
-	keyGenAIDocuments = "gen_ai.retrieval.documents"
-	keyGenAIOutput    = "gen_ai.output.messages"
-	genAIRetrieval    = "retrieval"
-
-	keyOISpanKind     = "openinference.span.kind"
-	keyOIInput        = "input.value"
-	keyOIOutput       = "output.value"
-	oiRetriever       = "RETRIEVER"
-	oiLLM             = "LLM"
-	oiDocumentsPrefix = "retrieval.documents."
-	oiContentSuffix   = ".document.content"
-
-	keyTraceloopInput     = "traceloop.entity.input"
-	keyTraceloopOutput    = "traceloop.entity.output"
-	keyDBQueryText        = "db.query.text"
-	eventDBQueryResult    = "db.query.result"
-	keyDBQueryResultDoc   = "db.query.result.document"
-	traceloopDocumentsKey = "page_content"
-	keyLLMRequestType     = "llm.request.type"
-
-	// keyScoreStatus is written by the processor on every span it selects.
-	// A span that carries it was handled by a collector upstream (an agent
-	// in front of a gateway) and is not judged again.
-	keyScoreStatus = "rag.contextual_precision.status"
-)
+// keyScoreStatus is written by the processor on every span it selects. A
+// span that carries it was handled by a collector upstream (an agent in
+// front of a gateway) and is not judged again.
+const keyScoreStatus = "rag.contextual_precision.status"
 
 // Keys are attribute names configured by the user that override what the
 // dialect readers find. Empty names are not used.
@@ -115,70 +92,33 @@ func (r Retrieval) Bytes() int64 {
 type Reader struct {
 	keys   Keys
 	limits Limits
+	table  keyTable
 }
 
 // New returns a Reader for the given override keys and limits.
 func New(keys Keys, limits Limits) *Reader {
-	return &Reader{keys: keys, limits: limits}
+	return &Reader{keys: keys, limits: limits, table: newKeyTable(keys)}
 }
 
 // Recognise reports whether span is a retrieval span, and by which dialect.
 // Dialects are tried in the order of SPEC §3; a span carrying the configured
 // chunks attribute is recognised by it before any dialect. A span already
-// scored upstream is not recognised.
+// scored upstream is not recognised. It is one pass over the attributes
+// (see observe) and allocates nothing.
 func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
-	d, explicit, ok := r.recognise(span)
+	var obs observation
+	r.observe(span, &obs)
 	switch {
-	case !ok:
+	case obs.scored:
 		return "", false
-	case explicit:
+	case obs.chunks:
+		// Which dialect the span is in matters only to Read.
 		return DialectAttributes, true
 	}
-	return d, true
-}
-
-// recognise is one pass over the attributes: the dialect the span is in
-// (if any), and whether it carries the configured chunks attribute.
-func (r *Reader) recognise(span ptrace.Span) (d Dialect, explicit, ok bool) {
-	var project, genAI, openInference, openLLMetry bool
-	for k, v := range span.Attributes().All() {
-		switch k {
-		case keyScoreStatus:
-			return "", false, false
-		case keyRAGChunks:
-			project = true
-		case keyGenAIOperation:
-			genAI = v.Type() == pcommon.ValueTypeStr && v.Str() == genAIRetrieval
-		case keyOISpanKind:
-			openInference = v.Type() == pcommon.ValueTypeStr && v.Str() == oiRetriever
-		case keyTraceloopOutput:
-			openLLMetry = openLLMetry || (v.Type() == pcommon.ValueTypeStr && r.holdsDocuments(v.Str()))
-		}
-		if r.keys.Chunks != "" && k == r.keys.Chunks {
-			explicit = true
-		}
+	if d := r.dialectOf(span, &obs); d >= 0 {
+		return dialects[d].id(), true
 	}
-	switch {
-	case project:
-		d = DialectProject
-	case genAI:
-		d = DialectGenAI
-	case openInference:
-		d = DialectOpenInference
-	case openLLMetry || hasQueryResultEvents(span):
-		d = DialectOpenLLMetry
-	}
-	return d, explicit, d != "" || explicit
-}
-
-func hasQueryResultEvents(span ptrace.Span) bool {
-	events := span.Events()
-	for i := 0; i < events.Len(); i++ {
-		if events.At(i).Name() == eventDBQueryResult {
-			return true
-		}
-	}
-	return false
+	return "", false
 }
 
 // Read extracts the retrieval of a span that Recognise accepted as dialect d.
@@ -188,45 +128,25 @@ func hasQueryResultEvents(span ptrace.Span) bool {
 func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 	attrs := span.Attributes()
 	var ret Retrieval
-	budget := &byteBudget{left: r.limits.MaxBytes}
 	var err error
+	dl := dialectIndex(d)
 	if d == DialectAttributes {
 		// The configured chunks attribute replaces the dialect's chunks
 		// only; its query, answer and reference still count.
-		// On a span of no dialect, the project's rag.* keys are read.
-		if d, _, _ = r.recognise(span); d == "" {
-			d = DialectProject
-		}
-		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, budget)
+		dl = r.dialectBeside(span)
+		budget := r.budget()
+		ret.Chunks, err = r.chunksFromValue(attrs, r.keys.Chunks, &budget)
 	}
-	readChunks := ret.Chunks == nil && err == nil
-	switch d {
-	case DialectProject:
-		ret.Query = str(attrs, keyRAGQuery)
-		ret.Answer = str(attrs, keyRAGAnswer)
-		ret.Reference = str(attrs, keyRAGReference)
-		if readChunks {
-			ret.Chunks, err = r.chunksFromValue(attrs, keyRAGChunks, budget)
+	wantChunks := ret.Chunks == nil && err == nil
+	switch {
+	case dl >= 0:
+		got, derr := dialects[dl].read(r, span, wantChunks)
+		ret.Query, ret.Answer, ret.Reference = got.Query, got.Answer, got.Reference
+		if wantChunks {
+			ret.Chunks, err = got.Chunks, derr
 		}
-	case DialectGenAI:
-		ret.Query = str(attrs, keyGenAIQuery)
-		if readChunks {
-			ret.Chunks, err = r.chunksFromValue(attrs, keyGenAIDocuments, budget)
-		}
-	case DialectOpenInference:
-		ret.Query = str(attrs, keyOIInput)
-		if readChunks {
-			ret.Chunks, err = r.openInferenceChunks(attrs, budget)
-		}
-	case DialectOpenLLMetry:
-		ret.Query = r.traceloopQuery(attrs)
-		if readChunks {
-			ret.Chunks, err = r.openLLMetryChunks(span, budget)
-		}
-	default:
-		if readChunks {
-			err = ErrNoChunks
-		}
+	case wantChunks:
+		err = ErrNoChunks
 	}
 	if r.keys.Query != "" {
 		if v := str(attrs, r.keys.Query); v != "" {
@@ -248,13 +168,25 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		// judged; judging them as empty would record a score of 0.
 		err = ErrNoChunks
 	}
-	if err == nil && !budget.take(len(ret.Query)+len(ret.Answer)+len(ret.Reference)) {
+	if err == nil && ret.Bytes() > int64(r.limits.MaxBytes) {
 		err = ErrTooLarge
 	}
 	if err != nil {
 		ret.Chunks = nil
 	}
 	return ret, err
+}
+
+// dialectBeside is the dialect of a span that carries the configured
+// chunks attribute; on a span of no dialect, the project's rag.* keys are
+// read.
+func (r *Reader) dialectBeside(span ptrace.Span) int {
+	var obs observation
+	r.observe(span, &obs)
+	if d := r.dialectOf(span, &obs); d >= 0 && !obs.scored {
+		return d
+	}
+	return dialectIndex(DialectProject)
 }
 
 // str returns a string attribute, or "" when it is missing or not a string:
@@ -267,8 +199,11 @@ func str(attrs pcommon.Map, key string) string {
 	return v.Str()
 }
 
-// byteBudget counts the bytes a Read has taken so far.
+// byteBudget counts the bytes a reading of chunks has taken so far, so that
+// it stops at the first chunk past the limit.
 type byteBudget struct{ left int }
+
+func (r *Reader) budget() byteBudget { return byteBudget{left: r.limits.MaxBytes} }
 
 func (b *byteBudget) take(n int) bool {
 	b.left -= n

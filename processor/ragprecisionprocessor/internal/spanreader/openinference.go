@@ -1,0 +1,98 @@
+package spanreader
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Arize OpenInference (SPEC §3): a RETRIEVER span flattens its documents
+// into retrieval.documents.{i}.document.content; an LLM span's answer is
+// output.value.
+const (
+	keyOISpanKind     = "openinference.span.kind"
+	keyOIInput        = "input.value"
+	keyOIOutput       = "output.value"
+	oiRetriever       = "RETRIEVER"
+	oiLLM             = "LLM"
+	oiDocumentsPrefix = "retrieval.documents."
+	oiContentSuffix   = ".document.content"
+)
+
+// Watched attributes of openInferenceDialect, by index.
+const (
+	oiSpanKind = iota
+	oiOutput
+)
+
+type openInferenceDialect struct{}
+
+func (openInferenceDialect) id() Dialect { return DialectOpenInference }
+
+func (openInferenceDialect) watches() watchList {
+	return watchList{attributes: []string{keyOISpanKind, keyOIOutput}}
+}
+
+func (openInferenceDialect) classify(_ *Reader, w watched) class {
+	switch w.str(oiSpanKind) {
+	case oiRetriever:
+		return classRetrieval
+	case oiLLM:
+		return classModelCall
+	}
+	return 0
+}
+
+func (openInferenceDialect) confirm(*Reader, watched) bool { return false }
+
+func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
+	attrs := span.Attributes()
+	ret := Retrieval{Query: str(attrs, keyOIInput)}
+	var err error
+	if wantChunks {
+		budget := r.budget()
+		ret.Chunks, err = r.openInferenceChunks(attrs, &budget)
+	}
+	return ret, err
+}
+
+func (openInferenceDialect) answer(_ *Reader, w watched) string { return w.str(oiOutput) }
+
+// openInferenceChunks reads retrieval.documents.{i}.document.content in the
+// order of i. Indices need not be contiguous; duplicates cannot occur since
+// attribute keys are unique.
+func (r *Reader) openInferenceChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
+	type doc struct {
+		index int
+		text  string
+	}
+	var docs []doc
+	for k, v := range attrs.All() {
+		if len(k) < len(oiDocumentsPrefix)+len(oiContentSuffix) ||
+			!strings.HasPrefix(k, oiDocumentsPrefix) || !strings.HasSuffix(k, oiContentSuffix) {
+			continue // "retrieval.documents.document.content" has both, overlapping
+		}
+		idx := k[len(oiDocumentsPrefix) : len(k)-len(oiContentSuffix)]
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 || strconv.Itoa(i) != idx {
+			continue // not a plain index ("+1", "01", "a"): not this convention
+		}
+		docs = append(docs, doc{index: i, text: valueText(v)})
+	}
+	n, err := r.keep(len(docs))
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(docs, func(a, b doc) int { return a.index - b.index })
+	chunks := make([]string, n)
+	for i := range n {
+		chunks[i] = docs[i].text
+		if !budget.take(len(chunks[i])) {
+			return nil, ErrTooLarge
+		}
+	}
+	return chunks, nil
+}

@@ -1,0 +1,76 @@
+package spanreader
+
+import (
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// The registry is the one place dialects are listed: check what it relies
+// on, so that adding a dialect that breaks it fails here, not in a span.
+func TestRegistry(t *testing.T) {
+	seen := map[Dialect]bool{DialectAttributes: true}
+	for i, d := range dialects {
+		if seen[d.id()] {
+			t.Errorf("dialect %d: id %q is taken", i, d.id())
+		}
+		seen[d.id()] = true
+		w := d.watches()
+		if len(w.attributes) > maxWatched || len(w.events) > maxWatched {
+			t.Errorf("%s watches %d attributes and %d events, at most %d each", d.id(), len(w.attributes), len(w.events), maxWatched)
+		}
+		if len(w.attributes) == 0 && len(w.events) == 0 {
+			t.Errorf("%s watches nothing: it can recognise no span", d.id())
+		}
+		if dialectIndex(d.id()) != i {
+			t.Errorf("%s: index %d", d.id(), dialectIndex(d.id()))
+		}
+	}
+	for _, a := range answerers {
+		if a < 0 || a >= len(dialects) {
+			t.Errorf("answerer %d is not a dialect", a)
+		}
+	}
+	// SPEC §3's order.
+	want := []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry}
+	for i, d := range want {
+		if dialects[i].id() != d {
+			t.Errorf("dialect %d is %q, want %q", i, dialects[i].id(), d)
+		}
+	}
+}
+
+// A span scored upstream still gives its trace's answer.
+func TestScoredSpanGivesAnswer(t *testing.T) {
+	s := newSpan()
+	s.SetParentSpanID([8]byte{})
+	s.Attributes().PutStr("rag.contextual_precision.status", "scored")
+	s.Attributes().PutStr("output.value", "A")
+	if a, ok := New(Keys{}, limits).TraceAnswer(s); !ok || a.Text != "A" {
+		t.Fatalf("%+v %v", a, ok)
+	}
+}
+
+// The pass compares keys word by word: keys of every length, and keys that
+// differ from a watched one in any single byte, are told apart.
+func TestKeysAreComparedExactly(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		k := strings.Repeat("k", n)
+		r := New(Keys{Chunks: k}, limits)
+		s := ptrace.NewSpan()
+		s.Attributes().PutStr(k, "c")
+		if d, ok := r.Recognise(s); !ok || d != DialectAttributes {
+			t.Fatalf("key of %d bytes not found", n)
+		}
+		for i := range n {
+			b := []byte(k)
+			b[i] = 'x'
+			s := ptrace.NewSpan()
+			s.Attributes().PutStr(string(b), "c")
+			if _, ok := r.Recognise(s); ok {
+				t.Fatalf("key of %d bytes differing at %d taken for it", n, i)
+			}
+		}
+	}
+}
