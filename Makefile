@@ -86,12 +86,16 @@ rules:
 dashboard:
 	$(GO) run ./cmd/ragprecision-dashboard -o deploy/grafana/ragprecision.json
 
-## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
+## fuzz: run every fuzz target for FUZZTIME (default 30s): each span reader (with
+## its cost bound), the JSON scanner's cost and its agreement with encoding/json,
+## and the lexical judge against its frozen reference.
 FUZZTIME ?= 30s
+SPANREADER := ./processor/ragprecisionprocessor/internal/spanreader/
 fuzz:
-	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzAttributes; do \
-	  $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./processor/ragprecisionprocessor/internal/spanreader/ || exit 1; \
+	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
+	  $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(SPANREADER) || exit 1; \
 	done
+	$(GO) test -run XXX -fuzz '^FuzzSameAsReference$$' -fuzztime $(FUZZTIME) ./judge/internal/lexical/
 
 ## bench: the pass-through cost per span next to its baselines, and the judges.
 bench:
