@@ -459,7 +459,11 @@ func (e *Engine) orphanLocked(u *unit) {
 		return
 	}
 	f.units--
-	if f.units <= 0 && e.flights[f.key] == f {
+	// The positions u was to decide will not be decided: the flight can no
+	// longer complete, even if another of its units (after a split) is still
+	// in flight. It must not stay where a later identical judgement would
+	// attach to it and wait forever.
+	if e.flights[f.key] == f {
 		delete(e.flights, f.key)
 	}
 }
