@@ -350,3 +350,61 @@ func TestSplitFlightOrphanedWhileOneUnitRunsIsNotLeaked(t *testing.T) {
 		t.Fatalf("second identical judgement: %v (engine %v)", err, stateOf(e))
 	}
 }
+
+// Commit documents that a judgement decided at admission (Decided) has its
+// done called before Commit returns; the processor relies on it to annotate
+// the span in place, in its batch, before the batch goes on. But Commit
+// queues the completion on e.done and drains after unlocking: a worker
+// draining at that moment takes it and calls done later, from its own
+// goroutine, while the caller goes on with the span.
+func TestDecidedCommitCallsDoneBeforeReturning(t *testing.T) {
+	be := newChaosBackend(true, 0, 1)
+	c := testConfig("")
+	c.MaxConcurrency = 4
+	c.CacheSize = 1000
+	e := testEngine(t, c, be)
+	cached := Request{Reference: "r", Chunks: []string{"yes cached"}}
+	if _, err := e.Judge(context.Background(), cached); err != nil {
+		t.Fatal(err)
+	}
+	// Other goroutines drain too: every Admit, Commit and Cancel does, as
+	// do the workers after each request.
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	for range 2 {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if tk, err := e.Admit(Request{Reference: "r", Chunks: []string{"bg"}}, 0); err == nil {
+					tk.Abandon()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); bg.Wait() }()
+	late := 0
+	const tries = 20000
+	for range tries {
+		tk, err := e.Admit(cached, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tk.Decided() {
+			t.Fatal("not decided from the cache")
+		}
+		var called atomic.Bool
+		tk.Commit(func(Result, error) { called.Store(true) })
+		if !called.Load() {
+			late++
+		}
+	}
+	if late > 0 {
+		t.Fatalf("%d of %d decided commits returned before calling done", late, tries)
+	}
+}
