@@ -495,18 +495,21 @@ func (e *Engine) capacityLocked(j *job, need int, now time.Time) error {
 // or an *Error.
 func (t *Ticket) Commit(done func(Result, error)) {
 	e, j := t.e, t.j
-	j.done = done
 	e.mu.Lock()
 	if t.state != ticketAdmitted {
 		e.mu.Unlock()
 		panic("judge: ticket committed twice or after Abandon")
 	}
 	t.state = ticketCommitted
+	// A judgement that ends here has done called here, not queued on
+	// e.done: another goroutine draining meanwhile would call it later, and
+	// the caller relies on it being called before Commit returns (Decided).
 	if e.closed {
 		j.todo = 0 // never queued
 		e.failLocked(j, ErrClosed)
 		e.mu.Unlock()
 		e.drain()
+		done(Result{Usage: j.usage}, ErrClosed)
 		return
 	}
 	e.seq++
@@ -525,10 +528,15 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	hits := j.hits
 	j.hits = 0
 	e.note(func() { e.obs.CacheLookups(hits, 0) })
-	switch {
-	case j.left == 0:
+	if j.left == 0 {
 		e.completeLocked(j)
-	case j.runnable() > 0:
+		e.mu.Unlock()
+		e.drain()
+		done(Result{Verdicts: j.verdicts, Usage: j.usage}, nil)
+		return
+	}
+	j.done = done
+	if j.runnable() > 0 {
 		e.queued += j.todo
 		e.ready.push(j)
 		e.cond.Broadcast()
