@@ -201,15 +201,18 @@ type job struct {
 	// retries are units of this job ready to be sent again.
 	retries []*unit
 
-	left        int // chunks not decided yet
-	usage       Usage
-	deadline    time.Time // zero: none
-	done        func(Result, error)
-	finished    bool
-	probe       bool
-	started     bool
-	heapIdx     int
-	reserved    int // budget reserved for groups not sent yet
+	left     int // chunks not decided yet
+	usage    Usage
+	deadline time.Time // zero: none
+	done     func(Result, error)
+	finished bool
+	probe    bool
+	started  bool
+	heapIdx  int
+	reserved int // budget reserved for groups not sent yet
+	// reservedFor marks the groups that reserved is for (nil: none): only
+	// those give a token back when another request answers them.
+	reservedFor []bool
 	hits        int
 	emptyChunks int
 }
@@ -434,6 +437,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 	// Requests this judgement would make: one per distinct key not already
 	// being decided for another judgement.
 	need := 0
+	var reserve []bool
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue
@@ -441,6 +445,10 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		if _, ok := e.flights[k]; ok || (e.perChunk && duplicateKey(j.keys[:g], k)) {
 			continue
 		}
+		if reserve == nil {
+			reserve = make([]bool, len(j.keys))
+		}
+		reserve[g] = true
 		need++
 	}
 	if need > 0 {
@@ -462,7 +470,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			return nil, ErrOverBudget
 		}
 	}
-	j.reserved = need
+	j.reserved, j.reservedFor = need, reserve
 	return &Ticket{e: e, j: j}, nil
 }
 
@@ -523,6 +531,11 @@ func (t *Ticket) Commit(done func(Result, error)) {
 			if f, ok := e.flights[k]; ok {
 				e.attachLocked(j, g, f)
 			}
+		}
+	}
+	for g := range j.keys {
+		if j.gstate[g] != groupTodo {
+			e.unreserveGroupLocked(j, g) // answered without a request of its own
 		}
 	}
 	hits := j.hits
