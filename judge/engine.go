@@ -383,6 +383,11 @@ func (e *Engine) Judge(ctx context.Context, req Request) (Result, error) {
 	t.Commit(func(res Result, err error) { ch <- outcome{res, err} })
 	select {
 	case o := <-ch:
+		if errors.Is(o.err, ErrDeadline) {
+			// The judgement's deadline is ctx's: the scheduler may reach it
+			// a moment before ctx reports it, or give up as it comes near.
+			return Result{Usage: o.res.Usage}, context.DeadlineExceeded
+		}
 		return o.res, o.err
 	case <-ctx.Done():
 		t.Cancel(ctx.Err())
