@@ -486,3 +486,30 @@ func TestBudgetPaysForEveryRequest(t *testing.T) {
 		})
 	}
 }
+
+// The processor's max_wait timer may fire between Admit and Commit (in
+// start, and in judgeJoined after it read h.expired): its Cancel must not
+// be lost, or the span outlives max_wait behind other spans' requests.
+func TestCancelBeforeCommitIsKept(t *testing.T) {
+	be := &scriptBackend{perChunk: true, f: func(_ context.Context, chunks []string) ([]Verdict, Usage, error) {
+		return allRelevant(chunks), Usage{}, nil
+	}}
+	c := testConfig("")
+	c.MaxRequestsPerSecond = 5
+	clock := &manualClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	e := testEngine(t, c, be, WithClock(clock))
+	tk, err := e.Admit(Request{Reference: "r", Chunks: []string{"a", "b"}}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.Cancel(ErrDeadline)
+	done := make(chan error, 1)
+	tk.Commit(func(_ Result, err error) { done <- err })
+	if err := <-done; !errIs(err, ErrDeadline) {
+		t.Fatalf("err %v, want the ErrDeadline given to Cancel before Commit", err)
+	}
+	waitIdle(t, e)
+	if got := budgetTokens(e); got != 5 {
+		t.Fatalf("bucket holds %v, want its 5 tokens back", got)
+	}
+}
