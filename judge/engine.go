@@ -408,6 +408,9 @@ type Ticket struct {
 	e     *Engine
 	j     *job
 	state int // ticketAdmitted, ticketCommitted, ticketAbandoned
+	// cancelled is the error given to Cancel before Commit: Commit then
+	// ends the judgement with it at once.
+	cancelled error
 }
 
 const (
@@ -517,12 +520,16 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	// A judgement that ends here has done called here, not queued on
 	// e.done: another goroutine draining meanwhile would call it later, and
 	// the caller relies on it being called before Commit returns (Decided).
-	if e.closed {
+	if e.closed || t.cancelled != nil {
+		err := t.cancelled
+		if e.closed {
+			err = ErrClosed
+		}
 		j.todo = 0 // never queued
-		e.failLocked(j, ErrClosed)
+		e.failLocked(j, err)
 		e.mu.Unlock()
 		e.drain()
-		done(Result{Usage: j.usage}, ErrClosed)
+		done(Result{Usage: j.usage}, err)
 		return
 	}
 	e.seq++
@@ -596,12 +603,19 @@ func (t *Ticket) Abandon() {
 }
 
 // Cancel ends a committed judgement with err, unless it has finished
-// already; its done is then called with err.
+// already; its done is then called with err. Before Commit, it makes Commit
+// end the judgement with err at once (a deadline timer may fire between
+// the two).
 func (t *Ticket) Cancel(err error) {
 	e := t.e
 	e.mu.Lock()
-	if t.state == ticketCommitted {
+	switch t.state {
+	case ticketCommitted:
 		e.failLocked(t.j, err)
+	case ticketAdmitted:
+		if t.cancelled == nil {
+			t.cancelled = err
+		}
 	}
 	e.mu.Unlock()
 	e.drain()
