@@ -125,14 +125,18 @@ func (p *ragProcessor) letGo(h *heldSpan) {
 // release gives back what take reserved for h.
 func (p *ragProcessor) release(h *heldSpan) {
 	p.mu.Lock()
+	p.releaseLocked(h)
+	p.mu.Unlock()
+	p.tel.held.Add(context.Background(), -1)
+}
+
+func (p *ragProcessor) releaseLocked(h *heldSpan) {
 	p.held--
 	p.heldBytes -= h.bytes
 	if p.held == 0 && p.drained != nil {
 		close(p.drained)
 		p.drained = nil
 	}
-	p.mu.Unlock()
-	p.tel.held.Add(context.Background(), -1)
 }
 
 // capacityStatus is the status, and its reason, a selected span of the
