@@ -161,7 +161,9 @@ func (p *ragProcessor) drop(hs []*heldSpan, reason string) {
 		p.releaseLocked(h)
 	}
 	p.mu.Unlock()
-	p.tel.held.Add(context.Background(), -int64(len(hs)))
+	for _, h := range hs {
+		p.untrack(h)
+	}
 	if count {
 		p.tel.recordDropped(int64(len(hs)), reason)
 	}

@@ -127,6 +127,11 @@ func (p *ragProcessor) release(h *heldSpan) {
 	p.mu.Lock()
 	p.releaseLocked(h)
 	p.mu.Unlock()
+	p.untrack(h)
+}
+
+// untrack takes a released span out of the held-span metrics.
+func (p *ragProcessor) untrack(*heldSpan) {
 	p.tel.held.Add(context.Background(), -1)
 }
 
