@@ -284,3 +284,25 @@ func TestNoForwardAfterShutdownGaveUp(t *testing.T) {
 		t.Errorf("%d spans arrived and %d were counted dropped, want %d in all", sink.SpanCount(), dropped, spans)
 	}
 }
+
+// answerMemory keeps m.bytes equal to the bytes of the answers it holds, so
+// that trace_join.max_bytes bounds them. An answer larger than the whole
+// memory, for a trace it already holds, removes the entry; the eviction
+// callback then subtracts the entry's new size (with the large answer),
+// not the size that was counted.
+func TestAnswerMemoryBytesAfterOversizedAnswer(t *testing.T) {
+	m := newAnswerMemory(10, 100, time.Hour, func(int64) {})
+	now := time.Now()
+	var id pcommon.TraceID
+	id[0] = 1
+	m.record(id, "an LLM answer", false, 1, now)
+	m.record(id, string(make([]byte, 200)), true, 2, now) // root answer over max_bytes
+	var held int64
+	for _, k := range m.lru.Keys() {
+		a, _ := m.lru.Peek(k)
+		held += a.bytes
+	}
+	if m.bytes != held {
+		t.Fatalf("m.bytes %d, but the answers held weigh %d", m.bytes, held)
+	}
+}
