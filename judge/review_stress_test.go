@@ -76,7 +76,10 @@ func (b *chaosBackend) attempt(ctx context.Context, _, _ string, chunks []string
 // lockProbeObserver takes the engine's lock on every call: called under
 // e.mu, it deadlocks, which the stress test reports as callbacks that never
 // came.
-type lockProbeObserver struct{ e atomic.Pointer[Engine] }
+type lockProbeObserver struct {
+	e      atomic.Pointer[Engine]
+	misses atomic.Int64
+}
 
 func (o *lockProbeObserver) touch() {
 	if e := o.e.Load(); e != nil {
@@ -85,7 +88,10 @@ func (o *lockProbeObserver) touch() {
 	}
 }
 func (o *lockProbeObserver) JudgeRequest(Outcome, Reason, time.Duration, Usage) { o.touch() }
-func (o *lockProbeObserver) CacheLookups(int, int)                              { o.touch() }
+func (o *lockProbeObserver) CacheLookups(_, misses int) {
+	o.misses.Add(int64(misses))
+	o.touch()
+}
 func (o *lockProbeObserver) JudgeHealth(error)                                  { o.touch() }
 
 // engineState is the engine's bookkeeping at one moment.
@@ -137,6 +143,11 @@ func runChaos(t *testing.T, perChunk bool, failRate float64, closeAfter time.Dur
 	c.MaxRetries = 2
 	c.CacheSize = 8 // small: evictions make identical chunks ask again
 	e := newEngine(c, be, options{clock: realClock{}, observer: obs, jitter: func() float64 { return 0 }})
+	// A budget that never refills and never runs out: at the end it must
+	// hold what it started with less one token per request made for a new
+	// key (in per-chunk mode, one per chunk looked up and missed).
+	const bucket = 1e6
+	e.budget = newBudget(bucket, stoppedClock{})
 	obs.e.Store(e)
 	closed := false
 	defer func() {
@@ -161,6 +172,9 @@ func runChaos(t *testing.T, perChunk bool, failRate float64, closeAfter time.Dur
 				chunks := make([]string, n)
 				for i := range chunks {
 					chunks[i] = vocab[rng.IntN(len(vocab))]
+					if rng.IntN(3) == 0 {
+						chunks[i] += fmt.Sprint(" ", rng.IntN(8))
+					}
 				}
 				if rng.IntN(10) == 0 {
 					chunks[0] = "  " // empty chunk
@@ -168,7 +182,7 @@ func runChaos(t *testing.T, perChunk bool, failRate float64, closeAfter time.Dur
 				req := Request{Query: fmt.Sprint("q", rng.IntN(2)), Reference: "r", Chunks: chunks}
 				var within time.Duration
 				if rng.IntN(3) > 0 {
-					within = time.Duration(2+rng.IntN(30)) * time.Millisecond
+					within = time.Duration(2+rng.IntN(150)) * time.Millisecond
 				}
 				tk, err := e.Admit(req, within)
 				if err != nil {
@@ -244,6 +258,11 @@ func runChaos(t *testing.T, perChunk bool, failRate float64, closeAfter time.Dur
 	s := waitIdle(t, e)
 	if s.flights != 0 || s.queued != 0 || s.ready != 0 {
 		t.Fatalf("after every judgement ended: %v", s)
+	}
+	if perChunk {
+		if got, want := budgetTokens(e), bucket-float64(obs.misses.Load()); got != want {
+			t.Fatalf("budget holds %v, want %v (%d requests for new keys)", got, want, obs.misses.Load())
+		}
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -512,4 +531,12 @@ func TestCancelBeforeCommitIsKept(t *testing.T) {
 	if got := budgetTokens(e); got != 5 {
 		t.Fatalf("bucket holds %v, want its 5 tokens back", got)
 	}
+}
+
+// stoppedClock is a clock at which no time passes.
+type stoppedClock struct{}
+
+func (stoppedClock) Now() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
+func (stoppedClock) AfterFunc(d time.Duration, f func()) Timer {
+	return time.AfterFunc(d, f)
 }
