@@ -92,7 +92,7 @@ func (o *lockProbeObserver) CacheLookups(_, misses int) {
 	o.misses.Add(int64(misses))
 	o.touch()
 }
-func (o *lockProbeObserver) JudgeHealth(error)                                  { o.touch() }
+func (o *lockProbeObserver) JudgeHealth(error) { o.touch() }
 
 // engineState is the engine's bookkeeping at one moment.
 type engineState struct {
