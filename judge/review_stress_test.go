@@ -540,3 +540,11 @@ func (stoppedClock) Now() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0,
 func (stoppedClock) AfterFunc(d time.Duration, f func()) Timer {
 	return time.AfterFunc(d, f)
 }
+
+// A judge failing most requests opens the health breaker midway: queued
+// judgements are failed with the outage, probes go through one at a time.
+func TestChaosOutage(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runChaos(t, seed%2 == 0, 0.95, 0, seed) })
+	}
+}
