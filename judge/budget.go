@@ -38,11 +38,7 @@ func (b *budget) take(n int) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
-	if elapsed := now.Sub(b.last); elapsed > 0 {
-		b.tokens = math.Min(b.burst, b.tokens+elapsed.Seconds()*b.rate)
-		b.last = now
-	}
+	b.refillLocked()
 	if b.tokens < math.Min(float64(n), b.burst) {
 		return false
 	}
@@ -58,4 +54,22 @@ func (b *budget) refund(n int) {
 	b.mu.Lock()
 	b.tokens = math.Min(b.burst, b.tokens+float64(n))
 	b.mu.Unlock()
+}
+
+// spend takes n requests whatever the bucket holds, leaving it in debt if
+// need be: for requests of an admitted judgement that Admit had no reason
+// to reserve.
+func (b *budget) spend(n int) {
+	b.mu.Lock()
+	b.refillLocked()
+	b.tokens -= float64(n)
+	b.mu.Unlock()
+}
+
+func (b *budget) refillLocked() {
+	now := b.clock.Now()
+	if elapsed := now.Sub(b.last); elapsed > 0 {
+		b.tokens = math.Min(b.burst, b.tokens+elapsed.Seconds()*b.rate)
+		b.last = now
+	}
 }

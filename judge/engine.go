@@ -201,15 +201,18 @@ type job struct {
 	// retries are units of this job ready to be sent again.
 	retries []*unit
 
-	left        int // chunks not decided yet
-	usage       Usage
-	deadline    time.Time // zero: none
-	done        func(Result, error)
-	finished    bool
-	probe       bool
-	started     bool
-	heapIdx     int
-	reserved    int // budget reserved for groups not sent yet
+	left     int // chunks not decided yet
+	usage    Usage
+	deadline time.Time // zero: none
+	done     func(Result, error)
+	finished bool
+	probe    bool
+	started  bool
+	heapIdx  int
+	reserved int // budget reserved for groups not sent yet
+	// reservedFor marks the groups that reserved is for (nil: none): only
+	// those give a token back when another request answers them.
+	reservedFor []bool
 	hits        int
 	emptyChunks int
 }
@@ -380,6 +383,11 @@ func (e *Engine) Judge(ctx context.Context, req Request) (Result, error) {
 	t.Commit(func(res Result, err error) { ch <- outcome{res, err} })
 	select {
 	case o := <-ch:
+		if errors.Is(o.err, ErrDeadline) {
+			// The judgement's deadline is ctx's: the scheduler may reach it
+			// a moment before ctx reports it, or give up as it comes near.
+			return Result{Usage: o.res.Usage}, context.DeadlineExceeded
+		}
 		return o.res, o.err
 	case <-ctx.Done():
 		t.Cancel(ctx.Err())
@@ -400,6 +408,9 @@ type Ticket struct {
 	e     *Engine
 	j     *job
 	state int // ticketAdmitted, ticketCommitted, ticketAbandoned
+	// cancelled is the error given to Cancel before Commit: Commit then
+	// ends the judgement with it at once.
+	cancelled error
 }
 
 const (
@@ -434,6 +445,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 	// Requests this judgement would make: one per distinct key not already
 	// being decided for another judgement.
 	need := 0
+	var reserve []bool
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue
@@ -441,6 +453,10 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		if _, ok := e.flights[k]; ok || (e.perChunk && duplicateKey(j.keys[:g], k)) {
 			continue
 		}
+		if reserve == nil {
+			reserve = make([]bool, len(j.keys))
+		}
+		reserve[g] = true
 		need++
 	}
 	if need > 0 {
@@ -462,7 +478,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			return nil, ErrOverBudget
 		}
 	}
-	j.reserved = need
+	j.reserved, j.reservedFor = need, reserve
 	return &Ticket{e: e, j: j}, nil
 }
 
@@ -495,18 +511,25 @@ func (e *Engine) capacityLocked(j *job, need int, now time.Time) error {
 // or an *Error.
 func (t *Ticket) Commit(done func(Result, error)) {
 	e, j := t.e, t.j
-	j.done = done
 	e.mu.Lock()
 	if t.state != ticketAdmitted {
 		e.mu.Unlock()
 		panic("judge: ticket committed twice or after Abandon")
 	}
 	t.state = ticketCommitted
-	if e.closed {
+	// A judgement that ends here has done called here, not queued on
+	// e.done: another goroutine draining meanwhile would call it later, and
+	// the caller relies on it being called before Commit returns (Decided).
+	if e.closed || t.cancelled != nil {
+		err := t.cancelled
+		if e.closed {
+			err = ErrClosed
+		}
 		j.todo = 0 // never queued
-		e.failLocked(j, ErrClosed)
+		e.failLocked(j, err)
 		e.mu.Unlock()
 		e.drain()
+		done(Result{Usage: j.usage}, err)
 		return
 	}
 	e.seq++
@@ -522,13 +545,23 @@ func (t *Ticket) Commit(done func(Result, error)) {
 			}
 		}
 	}
+	for g := range j.keys {
+		if j.gstate[g] != groupTodo {
+			e.unreserveGroupLocked(j, g) // answered without a request of its own
+		}
+	}
 	hits := j.hits
 	j.hits = 0
 	e.note(func() { e.obs.CacheLookups(hits, 0) })
-	switch {
-	case j.left == 0:
+	if j.left == 0 {
 		e.completeLocked(j)
-	case j.runnable() > 0:
+		e.mu.Unlock()
+		e.drain()
+		done(Result{Verdicts: j.verdicts, Usage: j.usage}, nil)
+		return
+	}
+	j.done = done
+	if j.runnable() > 0 {
 		e.queued += j.todo
 		e.ready.push(j)
 		e.cond.Broadcast()
@@ -570,12 +603,19 @@ func (t *Ticket) Abandon() {
 }
 
 // Cancel ends a committed judgement with err, unless it has finished
-// already; its done is then called with err.
+// already; its done is then called with err. Before Commit, it makes Commit
+// end the judgement with err at once (a deadline timer may fire between
+// the two).
 func (t *Ticket) Cancel(err error) {
 	e := t.e
 	e.mu.Lock()
-	if t.state == ticketCommitted {
+	switch t.state {
+	case ticketCommitted:
 		e.failLocked(t.j, err)
+	case ticketAdmitted:
+		if t.cancelled == nil {
+			t.cancelled = err
+		}
 	}
 	e.mu.Unlock()
 	e.drain()

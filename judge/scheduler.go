@@ -137,7 +137,7 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	k := j.keys[g]
 	texts, idx := j.groupOf(g, e.perChunk)
 	if vs, ok := e.cache.get(k, now); ok && len(vs) == len(idx) {
-		e.unreserveLocked(j, 1)
+		e.unreserveGroupLocked(j, g)
 		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
 		e.decideGroupLocked(j, g, vs)
 		if j.left == 0 {
@@ -146,15 +146,13 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 		return nil
 	}
 	if f, ok := e.flights[k]; ok {
-		e.unreserveLocked(j, 1)
+		e.unreserveGroupLocked(j, g)
 		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
 		e.attachLocked(j, g, f)
 		j.hits = 0
 		return nil
 	}
-	if j.reserved > 0 {
-		j.reserved-- // spent now
-	}
+	e.spendGroupLocked(j, g)
 	e.note(func() { e.obs.CacheLookups(0, len(idx)) })
 	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts), units: 1,
 		waiters: []waiter{{j: j, idx: idx, g: g}}}
@@ -169,6 +167,32 @@ func (e *Engine) unreserveLocked(j *job, n int) {
 	n = min(n, j.reserved)
 	j.reserved -= n
 	e.refundLocked(n)
+}
+
+// unreserveGroupLocked gives back the token reserved for j's group g, if it
+// has one: the group was answered without a request of its own.
+func (e *Engine) unreserveGroupLocked(j *job, g int) {
+	if j.reservedFor == nil || !j.reservedFor[g] {
+		return
+	}
+	j.reservedFor[g] = false
+	e.unreserveLocked(j, 1)
+}
+
+// spendGroupLocked pays for the request about to be sent for j's group g:
+// with the token reserved for it, or, for a group that needed none at
+// Admit (its key was in flight then, or came earlier in the retrieval, and
+// that request has ended since), with one taken now, in debt if need be:
+// the judgement was admitted, and every request sent is paid for.
+func (e *Engine) spendGroupLocked(j *job, g int) {
+	if j.reservedFor != nil && j.reservedFor[g] {
+		j.reservedFor[g] = false
+		j.reserved--
+		return
+	}
+	if e.budget != nil {
+		e.budget.spend(1)
+	}
 }
 
 // lateLocked tells whether judgement j can no longer finish in time at the
@@ -459,7 +483,11 @@ func (e *Engine) orphanLocked(u *unit) {
 		return
 	}
 	f.units--
-	if f.units <= 0 && e.flights[f.key] == f {
+	// The positions u was to decide will not be decided: the flight can no
+	// longer complete, even if another of its units (after a split) is still
+	// in flight. It must not stay where a later identical judgement would
+	// attach to it and wait forever.
+	if e.flights[f.key] == f {
 		delete(e.flights, f.key)
 	}
 }

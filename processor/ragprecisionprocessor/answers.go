@@ -86,6 +86,7 @@ func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pc
 	if text := int64(len(text)); text > m.maxBytes {
 		// One answer larger than the whole memory is not kept.
 		if ok {
+			a.bytes = before // what m.bytes counts, and the eviction subtracts
 			m.lru.Remove(id)
 		}
 		return a

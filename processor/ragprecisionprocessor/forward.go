@@ -92,6 +92,14 @@ func (f *forwarder) deliver(ctx context.Context, hs []*heldSpan) {
 	td := buildTraces(hs)
 	backoff := forwardFirstBackoff
 	for {
+		if p.stopCtx.Err() != nil {
+			// Shutdown has stopped forwarding: the next component may be
+			// shut down as soon as Shutdown returns, and must not be called
+			// after that.
+			p.drop(hs, dropShutdown)
+			p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(hs)))
+			return
+		}
 		err := p.consumeStoppable(ctx, td)
 		if err == nil {
 			break
@@ -101,12 +109,10 @@ func (f *forwarder) deliver(ctx context.Context, hs []*heldSpan) {
 			if p.stopCtx.Err() != nil {
 				reason = dropShutdown
 			}
-			if !p.abandoned.Load() {
-				p.tel.recordDropped(int64(len(hs)), reason)
-			}
+			p.drop(hs, reason)
 			p.logger.Error("the next consumer refused held spans; they are dropped",
 				zap.Int("spans", len(hs)), zap.String("reason", reason), zap.Error(err))
-			break
+			return
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -140,10 +146,26 @@ func (f *forwarder) dropAll() {
 	if len(batch) == 0 {
 		return
 	}
-	f.p.tel.recordDropped(int64(len(batch)), dropShutdown)
+	f.p.drop(batch, dropShutdown)
 	f.p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(batch)))
-	for _, h := range batch {
-		f.p.release(h)
+}
+
+// drop gives back the places of held spans that are lost, and counts them,
+// unless Shutdown has abandoned the forwarder: it counted every span still
+// held then. Both happen under p.mu, so that each span is counted once
+// whichever comes first.
+func (p *ragProcessor) drop(hs []*heldSpan, reason string) {
+	p.mu.Lock()
+	count := !p.abandoned.Load()
+	for _, h := range hs {
+		p.releaseLocked(h)
+	}
+	p.mu.Unlock()
+	for _, h := range hs {
+		p.untrack(h)
+	}
+	if count {
+		p.tel.recordDropped(int64(len(hs)), reason)
 	}
 }
 

@@ -126,15 +126,24 @@ func (p *ragProcessor) letGo(h *heldSpan) {
 // release gives back what take reserved for h.
 func (p *ragProcessor) release(h *heldSpan) {
 	p.mu.Lock()
+	p.releaseLocked(h)
+	p.mu.Unlock()
+	p.untrack(h)
+}
+
+// untrack takes a released span out of the held-span metrics.
+func (p *ragProcessor) untrack(h *heldSpan) {
+	p.tel.held.Add(context.Background(), -1)
+	p.tel.heldBytes.Add(context.Background(), -h.bytes)
+}
+
+func (p *ragProcessor) releaseLocked(h *heldSpan) {
 	p.held--
 	p.heldBytes -= h.bytes
 	if p.held == 0 && p.drained != nil {
 		close(p.drained)
 		p.drained = nil
 	}
-	p.mu.Unlock()
-	p.tel.held.Add(context.Background(), -1)
-	p.tel.heldBytes.Add(context.Background(), -h.bytes)
 }
 
 // capacityStatus is the status, and its reason, a selected span of the

@@ -14,16 +14,23 @@ import (
 // start begins judging h once its batch has gone on: it waits for its
 // trace's answer first when it needs it.
 func (p *ragProcessor) start(h *heldSpan) {
-	h.timer = time.AfterFunc(h.deadline.Sub(p.now()), func() { p.expire(h) })
 	p.mu.Lock()
+	// The phase is set before the timer is armed: a deadline already past
+	// (the batch took longer than max_wait downstream) fires at once, and
+	// expire must not find the span still phaseHeld and do nothing. A
+	// Cancel between here and Commit is kept by the ticket.
 	if h.join != nil {
 		h.phase = phaseJoining
+	} else {
+		h.phase = phaseJudging
+	}
+	h.timer = time.AfterFunc(h.deadline.Sub(p.now()), func() { p.expire(h) })
+	if h.join != nil {
 		ready := h.join.rootDone
 		p.mu.Unlock()
 		p.armJoin(h, ready)
 		return
 	}
-	h.phase = phaseJudging
 	t := h.ticket
 	p.mu.Unlock()
 	t.Commit(func(res judge.Result, err error) { p.finish(h, res, err) })

@@ -52,8 +52,8 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 		select {
 		case <-p.fwd.exited:
 		case <-time.After(shutdownGrace):
-			p.abandoned.Store(true)
 			p.mu.Lock()
+			p.abandoned.Store(true) // under p.mu: see drop
 			stuck := p.held
 			p.mu.Unlock()
 			p.tel.recordDropped(int64(stuck), dropShutdown)
