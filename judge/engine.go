@@ -140,6 +140,7 @@ func newEngine(c Config, be backend, o options) *Engine {
 		running:       make(map[*unit]struct{}),
 	}
 	e.cond = sync.NewCond(&e.mu)
+	e.latency.warmup = e.slots
 	if c.MaxRequestsPerSecond > 0 && !be.inline() {
 		e.budget = newBudget(c.MaxRequestsPerSecond, o.clock)
 	}

@@ -22,11 +22,14 @@ const (
 // ConsumeTraces per caller context, rather than one call (and one goroutine
 // queueing on the next component) per span.
 type forwarder struct {
-	p      *ragProcessor
-	mu     sync.Mutex
-	queue  []*heldSpan
-	wake   chan struct{}
-	exited chan struct{}
+	p     *ragProcessor
+	mu    sync.Mutex
+	queue []*heldSpan
+	// stopped is set when the forwarder has stopped for good: later spans
+	// are dropped (and counted) as they come.
+	stopped bool
+	wake    chan struct{}
+	exited  chan struct{}
 }
 
 func newForwarder(p *ragProcessor) *forwarder {
@@ -36,6 +39,13 @@ func newForwarder(p *ragProcessor) *forwarder {
 // enqueue hands a finished span to the forwarder.
 func (f *forwarder) enqueue(h *heldSpan) {
 	f.mu.Lock()
+	if f.stopped {
+		// A judgement that ended after Shutdown stopped the forwarder (its
+		// callback ran late): nothing will forward the span now.
+		f.mu.Unlock()
+		f.p.drop([]*heldSpan{h}, dropShutdown)
+		return
+	}
 	f.queue = append(f.queue, h)
 	f.mu.Unlock()
 	select {
@@ -142,6 +152,7 @@ func (f *forwarder) dropAll() {
 	f.mu.Lock()
 	batch := f.queue
 	f.queue = nil
+	f.stopped = true
 	f.mu.Unlock()
 	if len(batch) == 0 {
 		return
