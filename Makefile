@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e fuzz bench eval cascade-curve clean
+.PHONY: all build demo validate test lint unit e2e fuzz bench eval cascade-curve clean image router own-build
 
 all: build
 
@@ -29,6 +29,58 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 	@mkdir -p $(BUILD_DIR)
 	$(BUILDER) --config builder-config.yaml
 	cp $(BUILD_DIR)/otelcol-ragprecision $(COLLECTOR)
+
+## router: bin/otelcol-router, the first tier of a scaled-out deployment: OTLP in,
+## the loadbalancing exporter routing by trace ID to otelcol-ragprecision replicas
+## (deploy/router/builder-config.yaml). Its own collector release, v0.160.0: the
+## manifest says why.
+ROUTER_BUILDER_VERSION := v0.160.0
+ROUTER_BUILDER         := $(BIN)/builder-$(ROUTER_BUILDER_VERSION)
+ROUTER                 := $(BIN)/otelcol-router
+router: $(ROUTER)
+
+# Installed through a directory of its own, so that it never races the
+# distribution's builder for $(BIN)/builder.
+$(ROUTER_BUILDER):
+	@mkdir -p $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)
+	GOBIN=$(BIN)/.builder-$(ROUTER_BUILDER_VERSION) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(ROUTER_BUILDER_VERSION)
+	mv $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)/builder $(ROUTER_BUILDER)
+
+$(ROUTER): $(ROUTER_BUILDER) deploy/router/builder-config.yaml
+	$(ROUTER_BUILDER) --config deploy/router/builder-config.yaml
+	cp $(CURDIR)/build/otelcol-router/otelcol-router $(ROUTER)
+
+## own-build: build examples/own-collector/builder-config.yaml, the minimal
+## manifest of "Add ragprecision to your own collector" (OTLP in, ragprecision,
+## debug out), from this checkout, and list its components.
+own-build: $(BUILDER)
+	$(BUILDER) --config examples/own-collector/builder-config.yaml
+	$(CURDIR)/build/otelcol-own/otelcol-own components
+
+## image: the container image $(IMAGE) (Dockerfile), built by the first of
+## buildah, podman or docker found, from the binary `make build` made (the
+## Dockerfile's BINARY_FROM=prebuilt: no second compilation, no golang image to
+## pull) and this machine's Debian CA bundle. `docker build .` alone builds the
+## binary from source in a golang image instead.
+IMAGE            ?= otelcol-ragprecision:dev
+CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
+# buildah keeps its images in vfs storage: it works inside containers and
+# sandboxes where overlay mounts are refused.
+BUILDAH          ?= buildah --storage-driver vfs
+CA_BUNDLE        ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_ROOTFS     := $(CURDIR)/build/image/rootfs
+image: $(COLLECTOR)
+	@[ -n "$(CONTAINER_ENGINE)" ] || { echo "make image needs buildah, podman or docker (Debian: apt-get install buildah)" >&2; exit 1; }
+	@[ -s "$(CA_BUNDLE)" ] || { echo "no CA bundle at $(CA_BUNDLE) (Debian: apt-get install ca-certificates), or set CA_BUNDLE" >&2; exit 1; }
+	rm -rf $(IMAGE_ROOTFS) && mkdir -p $(IMAGE_ROOTFS)/etc/ssl/certs
+	cp $(COLLECTOR) $(IMAGE_ROOTFS)/otelcol-ragprecision
+	cp $(CA_BUNDLE) $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt
+	@case "$(CONTAINER_ENGINE)" in \
+	  buildah) set -x; $(BUILDAH) bud --isolation chroot --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && \
+	    stale="$$($(BUILDAH) images -q --filter label=org.ragprecision.stage=prebuilt --filter dangling=true)" && \
+	    { [ -z "$$stale" ] || $(BUILDAH) rmi $$stale >/dev/null; } && $(BUILDAH) images $(IMAGE) ;; \
+	  *) set -x; $(CONTAINER_ENGINE) build --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
+	esac
 
 ## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
 ## print the scores. A collector you started yourself: `go run ./cmd/ragdemo` sends it the traffic.
@@ -62,16 +114,20 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck
+E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample
 
 unit:
 	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
 ## out; validate every example config; run the demo as `make demo` does, and
-## against a collector started by hand.
-e2e: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
+## against a collector started by hand; build the image (`make image`) and run
+## the collector from it; build the minimal "own collector" manifest; run one
+## router and two scoring replicas (bin/otelcol-router) and kill one; check the
+## Kubernetes manifests.
+e2e: $(COLLECTOR) $(ROUTER) $(BUILDER)
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) RAGPRECISION_ROUTER=$(ROUTER) RAGPRECISION_BUILDER=$(BUILDER) \
+	  $(GO) test -count=1 -v -timeout 20m -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
 
 ## fuzz: run each span-reader fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
