@@ -65,7 +65,10 @@ own-build: $(BUILDER)
 IMAGE            ?= otelcol-ragprecision:dev
 CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
 # buildah keeps its images in vfs storage: it works inside containers and
-# sandboxes where overlay mounts are refused.
+# sandboxes where overlay mounts are refused. buildah bud leaves the image and
+# working container of the intermediate stage behind (the label of the
+# Dockerfile's prebuilt stage finds them): removed after each build, with the
+# image $(IMAGE) named before (unless a container uses it).
 BUILDAH          ?= buildah --storage-driver vfs
 CA_BUNDLE        ?= /etc/ssl/certs/ca-certificates.crt
 IMAGE_ROOTFS     := $(CURDIR)/build/image/rootfs
@@ -76,9 +79,13 @@ image: $(COLLECTOR)
 	cp $(COLLECTOR) $(IMAGE_ROOTFS)/otelcol-ragprecision
 	cp $(CA_BUNDLE) $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt
 	@case "$(CONTAINER_ENGINE)" in \
-	  buildah) set -x; $(BUILDAH) bud --isolation chroot --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && \
-	    stale="$$($(BUILDAH) images -q --filter label=org.ragprecision.stage=prebuilt --filter dangling=true)" && \
-	    { [ -z "$$stale" ] || $(BUILDAH) rmi $$stale >/dev/null; } && $(BUILDAH) images $(IMAGE) ;; \
+	  buildah) previous="$$($(BUILDAH) images -q $(IMAGE) 2>/dev/null)"; set -x; \
+	    $(BUILDAH) bud --isolation chroot --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && \
+	    if [ -n "$$previous" ] && [ "$$previous" != "$$($(BUILDAH) images -q $(IMAGE))" ]; then $(BUILDAH) rmi $$previous >/dev/null 2>&1 || true; fi && \
+	    for stage in $$($(BUILDAH) images -q --filter label=org.ragprecision.stage=prebuilt --filter dangling=true); do \
+	      for c in $$($(BUILDAH) containers -q --filter ancestor=$$stage); do $(BUILDAH) rm $$c >/dev/null; done; \
+	      $(BUILDAH) rmi $$stage >/dev/null; \
+	    done && $(BUILDAH) images $(IMAGE) ;; \
 	  *) set -x; $(CONTAINER_ENGINE) build --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
 	esac
 
