@@ -32,7 +32,7 @@ func TestOwnCollectorBuild(t *testing.T) {
 	dir := t.TempDir()
 	manifest := string(raw)
 	for old, repl := range map[string]string{
-		"output_path: ./build/otelcol-own":             "output_path: " + filepath.Join(dir, "otelcol-own"),
+		"output_path: ./build/otelcol-own":               "output_path: " + filepath.Join(dir, "otelcol-own"),
 		"github.com/ragprecision/ragprecision => ../../": "github.com/ragprecision/ragprecision => " + root,
 	} {
 		if !strings.Contains(manifest, old) {
