@@ -59,34 +59,41 @@ own-build: $(BUILDER)
 
 ## image: the container image $(IMAGE) (Dockerfile), built by the first of
 ## buildah, podman or docker found, from the binary `make build` made (the
-## Dockerfile's BINARY_FROM=prebuilt: no second compilation, no golang image to
+## Dockerfile's prebuilt target: no second compilation, no golang image to
 ## pull) and this machine's Debian CA bundle. `docker build .` alone builds the
 ## binary from source in a golang image instead.
 IMAGE            ?= otelcol-ragprecision:dev
 CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
 # buildah keeps its images in vfs storage: it works inside containers and
 # sandboxes where overlay mounts are refused. buildah bud leaves the image and
-# working container of the intermediate stage behind (the label of the
-# Dockerfile's prebuilt stage finds them): removed after each build, with the
-# image $(IMAGE) named before (unless a container uses it).
+# working container of the intermediate runtime stage behind, and the image the
+# tag named before loses its name: such untagged images of ours (by the title
+# label) are removed after each build, unless a container uses them.
 BUILDAH          ?= buildah --storage-driver vfs
-CA_BUNDLE        ?= /etc/ssl/certs/ca-certificates.crt
+# The CA certificates of Debian's (or Ubuntu's) ca-certificates package, as the
+# package ships them: not /etc/ssl/certs/ca-certificates.crt, which also holds
+# whatever CAs the build machine added locally (/usr/local/share/ca-certificates).
+# Elsewhere, set CA_BUNDLE to a PEM bundle.
+CA_CERTS_DIR     ?= /usr/share/ca-certificates/mozilla
+CA_BUNDLE        ?=
 IMAGE_ROOTFS     := $(CURDIR)/build/image/rootfs
 image: $(COLLECTOR)
 	@[ -n "$(CONTAINER_ENGINE)" ] || { echo "make image needs buildah, podman or docker (Debian: apt-get install buildah)" >&2; exit 1; }
-	@[ -s "$(CA_BUNDLE)" ] || { echo "no CA bundle at $(CA_BUNDLE) (Debian: apt-get install ca-certificates), or set CA_BUNDLE" >&2; exit 1; }
 	rm -rf $(IMAGE_ROOTFS) && mkdir -p $(IMAGE_ROOTFS)/etc/ssl/certs
 	cp $(COLLECTOR) $(IMAGE_ROOTFS)/otelcol-ragprecision
-	cp $(CA_BUNDLE) $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt
+	@if [ -n "$(CA_BUNDLE)" ]; then cp "$(CA_BUNDLE)" $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt; \
+	elif ls $(CA_CERTS_DIR)/*.crt >/dev/null 2>&1; then cat $(CA_CERTS_DIR)/*.crt > $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt; \
+	else echo "no CA certificates in $(CA_CERTS_DIR) (Debian: apt-get install ca-certificates); or set CA_BUNDLE to a PEM bundle" >&2; exit 1; fi
+	@echo "CA bundle: $$(grep -c 'BEGIN CERTIFICATE' $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt) certificates"
 	@case "$(CONTAINER_ENGINE)" in \
-	  buildah) previous="$$($(BUILDAH) images -q $(IMAGE) 2>/dev/null)"; set -x; \
-	    $(BUILDAH) bud --isolation chroot --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && \
-	    if [ -n "$$previous" ] && [ "$$previous" != "$$($(BUILDAH) images -q $(IMAGE))" ]; then $(BUILDAH) rmi $$previous >/dev/null 2>&1 || true; fi && \
-	    for stage in $$($(BUILDAH) images -q --filter label=org.ragprecision.stage=prebuilt --filter dangling=true); do \
-	      for c in $$($(BUILDAH) containers -q --filter ancestor=$$stage); do $(BUILDAH) rm $$c >/dev/null; done; \
-	      $(BUILDAH) rmi $$stage >/dev/null; \
-	    done && $(BUILDAH) images $(IMAGE) ;; \
-	  *) set -x; $(CONTAINER_ENGINE) build --build-arg BINARY_FROM=prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
+	  buildah) set -x; $(BUILDAH) bud --isolation chroot --target prebuilt -t $(IMAGE) . && set +x && \
+	    for id in $$($(BUILDAH) images -q --filter dangling=true --filter label=org.opencontainers.image.title=otelcol-ragprecision); do \
+	      for c in $$($(BUILDAH) containers --format '{{.ContainerName}}' --filter ancestor=$$id | grep -- '-working-container$$'); do \
+	        $(BUILDAH) rm $$c >/dev/null; \
+	      done; \
+	      $(BUILDAH) rmi $$id >/dev/null 2>&1 || true; \
+	    done; $(BUILDAH) images $(IMAGE) ;; \
+	  *) set -x; $(CONTAINER_ENGINE) build --target prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
 	esac
 
 ## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
