@@ -60,8 +60,8 @@ own-build: $(BUILDER)
 ## image: the container image $(IMAGE) (Dockerfile), built by the first of
 ## buildah, podman or docker found, from the binary `make build` made (the
 ## Dockerfile's prebuilt target: no second compilation, no golang image to
-## pull) and this machine's Debian CA bundle. `docker build .` alone builds the
-## binary from source in a golang image instead.
+## pull) and the CA certificates of this machine's ca-certificates package.
+## `docker build .` alone builds the binary from source in a golang image instead.
 IMAGE            ?= otelcol-ragprecision:dev
 CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
 # buildah keeps its images in vfs storage: it works inside containers and
