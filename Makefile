@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e rules dashboard fuzz bench eval cascade-curve clean
+.PHONY: all build demo validate test lint unit e2e rules dashboard fuzz bench eval cascade-curve clean image router own-build
 
 all: build
 
@@ -29,6 +29,72 @@ $(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files 
 	@mkdir -p $(BUILD_DIR)
 	$(BUILDER) --config builder-config.yaml
 	cp $(BUILD_DIR)/otelcol-ragprecision $(COLLECTOR)
+
+## router: bin/otelcol-router, the first tier of a scaled-out deployment: OTLP in,
+## the loadbalancing exporter routing by trace ID to otelcol-ragprecision replicas
+## (deploy/router/builder-config.yaml). Its own collector release, v0.160.0: the
+## manifest says why.
+ROUTER_BUILDER_VERSION := v0.160.0
+ROUTER_BUILDER         := $(BIN)/builder-$(ROUTER_BUILDER_VERSION)
+ROUTER                 := $(BIN)/otelcol-router
+router: $(ROUTER)
+
+# Installed through a directory of its own, so that it never races the
+# distribution's builder for $(BIN)/builder.
+$(ROUTER_BUILDER):
+	@mkdir -p $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)
+	GOBIN=$(BIN)/.builder-$(ROUTER_BUILDER_VERSION) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(ROUTER_BUILDER_VERSION)
+	mv $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)/builder $(ROUTER_BUILDER)
+
+$(ROUTER): $(ROUTER_BUILDER) deploy/router/builder-config.yaml
+	$(ROUTER_BUILDER) --config deploy/router/builder-config.yaml
+	cp $(CURDIR)/build/otelcol-router/otelcol-router $(ROUTER)
+
+## own-build: build examples/own-collector/builder-config.yaml, the minimal
+## manifest of "Add ragprecision to your own collector" (OTLP in, ragprecision,
+## debug out), from this checkout, and list its components.
+own-build: $(BUILDER)
+	$(BUILDER) --config examples/own-collector/builder-config.yaml
+	$(CURDIR)/build/otelcol-own/otelcol-own components
+
+## image: the container image $(IMAGE) (Dockerfile), built by the first of
+## buildah, podman or docker found, from the binary `make build` made (the
+## Dockerfile's prebuilt target: no second compilation, no golang image to
+## pull) and the CA certificates of this machine's ca-certificates package.
+## `docker build .` alone builds the binary from source in a golang image instead.
+IMAGE            ?= otelcol-ragprecision:dev
+CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
+# buildah keeps its images in vfs storage: it works inside containers and
+# sandboxes where overlay mounts are refused. buildah bud leaves the image and
+# working container of the intermediate runtime stage behind, and the image the
+# tag named before loses its name: such untagged images of ours (by the title
+# label) are removed after each build, unless a container uses them.
+BUILDAH          ?= buildah --storage-driver vfs
+# The CA certificates of Debian's (or Ubuntu's) ca-certificates package, as the
+# package ships them: not /etc/ssl/certs/ca-certificates.crt, which also holds
+# whatever CAs the build machine added locally (/usr/local/share/ca-certificates).
+# Elsewhere, set CA_BUNDLE to a PEM bundle.
+CA_CERTS_DIR     ?= /usr/share/ca-certificates/mozilla
+CA_BUNDLE        ?=
+IMAGE_ROOTFS     := $(CURDIR)/build/image/rootfs
+image: $(COLLECTOR)
+	@[ -n "$(CONTAINER_ENGINE)" ] || { echo "make image needs buildah, podman or docker (Debian: apt-get install buildah)" >&2; exit 1; }
+	rm -rf $(IMAGE_ROOTFS) && mkdir -p $(IMAGE_ROOTFS)/etc/ssl/certs
+	cp $(COLLECTOR) $(IMAGE_ROOTFS)/otelcol-ragprecision
+	@if [ -n "$(CA_BUNDLE)" ]; then cp "$(CA_BUNDLE)" $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt; \
+	elif ls $(CA_CERTS_DIR)/*.crt >/dev/null 2>&1; then cat $(CA_CERTS_DIR)/*.crt > $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt; \
+	else echo "no CA certificates in $(CA_CERTS_DIR) (Debian: apt-get install ca-certificates); or set CA_BUNDLE to a PEM bundle" >&2; exit 1; fi
+	@echo "CA bundle: $$(grep -c 'BEGIN CERTIFICATE' $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt) certificates"
+	@case "$(CONTAINER_ENGINE)" in \
+	  buildah) set -x; $(BUILDAH) bud --isolation chroot --target prebuilt -t $(IMAGE) . && set +x && \
+	    for id in $$($(BUILDAH) images -q --filter dangling=true --filter label=org.opencontainers.image.title=otelcol-ragprecision); do \
+	      for c in $$($(BUILDAH) containers --format '{{.ContainerName}}' --filter ancestor=$$id | grep -- '-working-container$$'); do \
+	        $(BUILDAH) rm $$c >/dev/null; \
+	      done; \
+	      $(BUILDAH) rmi $$id >/dev/null 2>&1 || true; \
+	    done; $(BUILDAH) images $(IMAGE) ;; \
+	  *) set -x; $(CONTAINER_ENGINE) build --target prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
+	esac
 
 ## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
 ## print the scores. A collector you started yourself: `go run ./cmd/ragdemo` sends it the traffic.
@@ -63,7 +129,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus
+E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample
 
 unit:
 	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
@@ -73,9 +139,13 @@ unit:
 ## against a collector started by hand; show a judge outage on the health
 ## extension; run the alert rules and dashboard in a real Prometheus (the
 ## Debian package prometheus) scraping the collector, and the exemplar
-## configuration.
-e2e: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
+## configuration; build the image (`make image`) and run the collector from
+## it; build the minimal "own collector" manifest; run one router and two
+## scoring replicas (bin/otelcol-router) and kill one; check the Kubernetes
+## manifests.
+e2e: $(COLLECTOR) $(ROUTER) $(BUILDER)
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) RAGPRECISION_ROUTER=$(ROUTER) RAGPRECISION_BUILDER=$(BUILDER) \
+	  $(GO) test -count=1 -v -timeout 20m -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
 
 ## rules: check the Prometheus rules and run their unit tests with promtool.
 rules:
