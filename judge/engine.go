@@ -213,7 +213,8 @@ type job struct {
 	reserved int // budget reserved for groups not sent yet
 	// reservedFor marks the groups that reserved is for (nil: none): only
 	// those give a token back when another request answers them.
-	reservedFor []bool
+	reservedFor []uint8 // 1 for a group with a token
+	reserveBuf  []uint8 // the backing array of reservedFor
 	hits        int
 	emptyChunks int
 }
@@ -275,7 +276,10 @@ func (e *Engine) prepare(req Request) *job {
 	} else {
 		j.keys = []cacheKey{e.keys.key(query, ref, j.texts)}
 	}
-	j.gstate = make([]uint8, len(j.keys))
+	// One allocation for the groups' states and, later, their budget
+	// reservations.
+	buf := make([]uint8, 2*len(j.keys))
+	j.gstate, j.reserveBuf = buf[:len(j.keys):len(j.keys)], buf[len(j.keys):]
 	j.todo = len(j.keys)
 	return j
 }
@@ -446,7 +450,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 	// Requests this judgement would make: one per distinct key not already
 	// being decided for another judgement.
 	need := 0
-	var reserve []bool
+	var reserve []uint8
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue
@@ -455,9 +459,9 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			continue
 		}
 		if reserve == nil {
-			reserve = make([]bool, len(j.keys))
+			reserve = j.reserveBuf[:len(j.keys)]
 		}
-		reserve[g] = true
+		reserve[g] = 1
 		need++
 	}
 	if need > 0 {

@@ -172,10 +172,10 @@ func (e *Engine) unreserveLocked(j *job, n int) {
 // unreserveGroupLocked gives back the token reserved for j's group g, if it
 // has one: the group was answered without a request of its own.
 func (e *Engine) unreserveGroupLocked(j *job, g int) {
-	if j.reservedFor == nil || !j.reservedFor[g] {
+	if j.reservedFor == nil || j.reservedFor[g] == 0 {
 		return
 	}
-	j.reservedFor[g] = false
+	j.reservedFor[g] = 0
 	e.unreserveLocked(j, 1)
 }
 
@@ -185,8 +185,8 @@ func (e *Engine) unreserveGroupLocked(j *job, g int) {
 // that request has ended since), with one taken now, in debt if need be:
 // the judgement was admitted, and every request sent is paid for.
 func (e *Engine) spendGroupLocked(j *job, g int) {
-	if j.reservedFor != nil && j.reservedFor[g] {
-		j.reservedFor[g] = false
+	if j.reservedFor != nil && j.reservedFor[g] != 0 {
+		j.reservedFor[g] = 0
 		j.reserved--
 		return
 	}

@@ -2,7 +2,6 @@ package ragprecisionprocessor
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -131,62 +130,90 @@ const maxExplainedReasons = 3
 // were relevant and the judge's reasons for the first few chunks. Reasons are
 // one sentence each and the span already holds the texts they speak of.
 func explain(r scoreResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d chunks relevant", r.score.Relevant, r.score.K)
+	vs := r.verdicts[:r.score.K]
+	size := 160 + len(r.judgeID)
+	for i := 0; i < len(vs) && i < maxExplainedReasons; i++ {
+		size += len(vs[i].Reason) + 20
+	}
+	b := make([]byte, 0, size)
+	b = strconv.AppendInt(b, int64(r.score.Relevant), 10)
+	b = append(b, " of "...)
+	b = strconv.AppendInt(b, int64(r.score.K), 10)
+	b = append(b, " chunks relevant"...)
 	if r.score.Relevant > 0 {
-		b.WriteString(" at ranks ")
-		first := true
-		for i, v := range r.verdicts[:r.score.K] {
-			if v.Relevant {
-				if !first {
-					b.WriteString(", ")
-				}
-				b.WriteString(strconv.Itoa(i + 1))
-				first = false
-			}
-		}
+		b = append(b, " at ranks "...)
+		b = appendRanks(b, vs, func(v judge.Verdict) bool { return v.Relevant })
 	}
-	var empty []string
-	for i, v := range r.verdicts[:r.score.K] {
-		if v.Reason == judge.EmptyChunkReason {
-			empty = append(empty, strconv.Itoa(i+1))
-		}
-	}
-	if len(empty) > 0 {
+	if hasEmpty(vs) {
 		// Said apart from the quoted reasons, which stop after a few.
-		fmt.Fprintf(&b, "; empty, so not relevant without asking the judge: rank %s", strings.Join(empty, ", "))
+		b = append(b, "; empty, so not relevant without asking the judge: rank "...)
+		b = appendRanks(b, vs, func(v judge.Verdict) bool { return v.Reason == judge.EmptyChunkReason })
 	}
-	fmt.Fprintf(&b, "; judged against the %s by %s", r.refSource, r.judgeID)
-	if stages := stageCounts(r.verdicts[:r.score.K]); len(stages) > 1 {
+	b = append(b, "; judged against the "...)
+	b = append(b, r.refSource...)
+	b = append(b, " by "...)
+	b = append(b, r.judgeID...)
+	if stages := stageCounts(vs); len(stages) > 1 {
 		// A cascade: say which stage decided how many.
-		b.WriteString(" (")
+		b = append(b, " ("...)
 		for i, s := range stages {
 			if i > 0 {
-				b.WriteString(", ")
+				b = append(b, ", "...)
 			}
-			fmt.Fprintf(&b, "%d by %s", s.n, s.stage)
+			b = strconv.AppendInt(b, int64(s.n), 10)
+			b = append(b, " by "...)
+			b = append(b, s.stage...)
 		}
-		b.WriteString(")")
+		b = append(b, ')')
 	}
 	quoted := 0
-	for i, v := range r.verdicts[:r.score.K] {
+	for i, v := range vs {
 		if v.Reason == "" || v.Reason == judge.EmptyChunkReason || quoted == maxExplainedReasons {
 			continue
 		}
 		if quoted == 0 {
-			b.WriteString(". ")
+			b = append(b, ". "...)
 		} else {
-			b.WriteString(" ")
+			b = append(b, ' ')
 		}
-		verdict := "not relevant"
+		b = append(b, '#')
+		b = strconv.AppendInt(b, int64(i+1), 10)
 		if v.Relevant {
-			verdict = "relevant"
+			b = append(b, " relevant: "...)
+		} else {
+			b = append(b, " not relevant: "...)
 		}
-		fmt.Fprintf(&b, "#%d %s: %s", i+1, verdict, strings.TrimRight(v.Reason, "."))
-		b.WriteString(".")
+		b = append(b, strings.TrimRight(v.Reason, ".")...)
+		b = append(b, '.')
 		quoted++
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendRanks appends the 1-based ranks of the verdicts that match, comma
+// separated.
+func appendRanks(b []byte, vs []judge.Verdict, match func(judge.Verdict) bool) []byte {
+	first := true
+	for i, v := range vs {
+		if !match(v) {
+			continue
+		}
+		if !first {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		first = false
+	}
+	return b
+}
+
+func hasEmpty(vs []judge.Verdict) bool {
+	for _, v := range vs {
+		if v.Reason == judge.EmptyChunkReason {
+			return true
+		}
+	}
+	return false
 }
 
 // exemplarContext carries the scored span's IDs, marked sampled, so that the

@@ -29,14 +29,13 @@ type heldSpan struct {
 	span   ptrace.Span
 	origin *origin
 	// ret is what was read from the span, kept only while it waits for its
-	// trace's answer; chunks and textBytes outlive it.
-	ret       spanreader.Retrieval
+	// trace's answer (nil otherwise); chunks and textBytes outlive it.
+	ret       *spanreader.Retrieval
 	chunks    int
 	textBytes int64
 	// call keeps the caller's context values (client metadata) without its
 	// cancellation, which ends when the synchronous call returns.
 	call       *callContext
-	arrived    time.Time
 	deadline   time.Time
 	service    string
 	dataSource string
@@ -44,9 +43,8 @@ type heldSpan struct {
 	// bytes is what the span weighs against max_pending_bytes.
 	bytes int64
 
-	phase   int
+	phase   uint8
 	ticket  *judge.Ticket
-	timer   *time.Timer // fires at deadline
 	expired bool        // the deadline passed before a ticket existed
 	join    *traceJoin  // nil unless waiting for the trace's answer
 }
@@ -140,6 +138,9 @@ func (p *ragProcessor) untrack(h *heldSpan) {
 func (p *ragProcessor) releaseLocked(h *heldSpan) {
 	p.held--
 	p.heldBytes -= h.bytes
+	// The deadline queue keeps h until its deadline: let go of what it
+	// points to.
+	h.origin, h.ticket, h.call, h.ret = nil, nil, nil, nil
 	if p.held == 0 && p.drained != nil {
 		close(p.drained)
 		p.drained = nil

@@ -2,12 +2,10 @@ package ragprecisionprocessor
 
 import (
 	"errors"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/judge"
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
 	"github.com/ragprecision/ragprecision/scoring"
 )
 
@@ -15,16 +13,16 @@ import (
 // trace's answer first when it needs it.
 func (p *ragProcessor) start(h *heldSpan) {
 	p.mu.Lock()
-	// The phase is set before the timer is armed: a deadline already past
-	// (the batch took longer than max_wait downstream) fires at once, and
-	// expire must not find the span still phaseHeld and do nothing. A
+	// The phase is set before the deadline is watched: a deadline already
+	// past (the batch took longer than max_wait downstream) fires at once,
+	// and expire must not find the span still phaseHeld and do nothing. A
 	// Cancel between here and Commit is kept by the ticket.
 	if h.join != nil {
 		h.phase = phaseJoining
 	} else {
 		h.phase = phaseJudging
 	}
-	h.timer = time.AfterFunc(h.deadline.Sub(p.now()), func() { p.expire(h) })
+	p.deadlines.watch(h)
 	if h.join != nil {
 		ready := h.join.rootDone
 		p.mu.Unlock()
@@ -62,14 +60,14 @@ func (p *ragProcessor) expire(h *heldSpan) {
 
 // judgeJoined judges h once its trace's answer is known (possibly "").
 func (p *ragProcessor) judgeJoined(h *heldSpan, traceAnswer string) {
-	src, ref, _ := p.pickReference(h.ret, traceAnswer, true)
+	src, ref, _ := p.pickReference(*h.ret, traceAnswer, true)
 	if src == "" {
 		p.finish(h, judge.Result{}, errNoReference)
 		return
 	}
 	h.refSource = src
 	req := judge.Request{Query: h.ret.Query, Reference: ref, Chunks: h.ret.Chunks}
-	h.ret = spanreader.Retrieval{}
+	h.ret = nil
 	if p.engine.Inline() {
 		res, err := p.engine.JudgeInline(req)
 		p.finish(h, res, err)
@@ -108,9 +106,6 @@ func (p *ragProcessor) finish(h *heldSpan, res judge.Result, err error) {
 	}
 	h.phase = phaseDone
 	p.mu.Unlock()
-	if h.timer != nil {
-		h.timer.Stop()
-	}
 	if errors.Is(err, errNoReference) {
 		p.markUnscored(h.span, statusNoReference, "")
 	} else {

@@ -67,14 +67,13 @@ func heldMemory(tb testing.TB, n int) (heapPerSpan, rssPerSpan, encodedPerSpan f
 	}
 	heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	runtime.KeepAlive(batches)
-	// End the judgements at once: every span goes on with status shutdown.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if err := h.p.Shutdown(ctx); err != nil {
+	// End the judgements at once: every span goes on, with status
+	// shutdown, before the processor itself is shut down.
+	if err := h.p.engine.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	bj.open()
 	h.waitSpans(n)
+	bj.open()
 	return heap / float64(n), float64(rssAfter-rssBefore) / float64(n), float64(encoded) / float64(n)
 }
 

@@ -68,7 +68,8 @@ type ragProcessor struct {
 	// answers remembers recent traces' answers (trace_join).
 	answers *answerMemory
 
-	fwd *forwarder
+	fwd       *forwarder
+	deadlines *deadlines
 }
 
 func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
@@ -105,6 +106,7 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
 		func(n int64) { tel.traceAnswersEvicted.Add(context.Background(), n) })
 	p.fwd = newForwarder(p)
+	p.deadlines = &deadlines{p: p}
 	return p, nil
 }
 
@@ -261,11 +263,13 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		p.markUnscored(span, statusNoReference, "")
 		return nil
 	}
-	h := &heldSpan{ret: ret, chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
-		arrived: st.now, deadline: st.now.Add(p.cfg.MaxWait)}
+	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
+		deadline: st.now.Add(p.cfg.MaxWait)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
 		if !known {
+			// The retrieval is kept until the trace's answer comes.
+			h.ret = &ret
 			return h
 		}
 		if src, ref, _ = p.pickReference(ret, answer, true); src == "" {
@@ -291,8 +295,6 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		return nil
 	}
 	h.ticket, h.refSource = ticket, src
-	// The judge has what it needs of the retrieval; the span keeps its text.
-	h.ret = spanreader.Retrieval{}
 	return h
 }
 

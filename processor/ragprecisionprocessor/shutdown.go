@@ -44,6 +44,7 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 		p.waitUntil(drained, deadline)
 	}
 	p.endJudging()
+	p.deadlines.stop()
 
 	// Anything still held now is blocked downstream or never reached it:
 	// cancel the forwards and stop the forwarder.

@@ -102,6 +102,7 @@ type telemetry struct {
 	traceAnswersEvicted metric.Int64Counter
 	verdicts            metric.Int64Counter
 	stageSets           map[string]metric.MeasurementOption
+	scoreSetsBy         map[[4]string]scoreLabelSets
 
 	judgeModel string
 	pricing    config.Pricing
@@ -124,14 +125,15 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	maxSeries, pricing := cfg.MaxSeries, cfg.Judge.Pricing
 	m := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{
-		series:     newSeriesLimiter(maxSeries),
-		judgeModel: judgeModel,
-		pricing:    pricing,
-		healthy:    healthy,
-		unscoredBy: map[[2]string]metric.MeasurementOption{},
-		requestsBy: map[[2]string]metric.MeasurementOption{},
-		droppedBy:  map[string]metric.MeasurementOption{},
-		stageSets:  map[string]metric.MeasurementOption{},
+		series:      newSeriesLimiter(maxSeries),
+		judgeModel:  judgeModel,
+		pricing:     pricing,
+		healthy:     healthy,
+		unscoredBy:  map[[2]string]metric.MeasurementOption{},
+		requestsBy:  map[[2]string]metric.MeasurementOption{},
+		droppedBy:   map[string]metric.MeasurementOption{},
+		stageSets:   map[string]metric.MeasurementOption{},
+		scoreSetsBy: map[[4]string]scoreLabelSets{},
 	}
 	var errs []error
 	h := func(name, desc, unit string, buckets []float64) metric.Float64Histogram {
@@ -325,47 +327,103 @@ func (t *telemetry) recordCandidates(ctx context.Context, c *candidateCounts) {
 func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dataSource string) {
 	// Folding was counted when the span was recorded as a candidate.
 	service, dataSource, _ = t.series.admit(service, dataSource)
+	sets := t.scoreSets(service, dataSource, r.refSource, r.judgeID)
 	v := r.score.Value
-	labels := metric.WithAttributeSet(attribute.NewSet(
-		attribute.String(labelServiceName, service),
-		attribute.String(labelDataSource, dataSource),
-		attribute.String(labelReferenceSource, r.refSource),
-		attribute.String(labelJudgeModel, r.judgeID),
-	))
-	t.precision.Record(ctx, v, labels)
-	t.squares.Add(ctx, v*v, labels)
-	source := metric.WithAttributeSet(attribute.NewSet(
-		attribute.String(labelServiceName, service),
-		attribute.String(labelDataSource, dataSource)))
-	t.scored.Add(ctx, 1, source)
+	t.precision.Record(ctx, v, sets.precision)
+	t.squares.Add(ctx, v*v, sets.precision)
+	t.scored.Add(ctx, 1, sets.source)
 	if r.passed {
-		t.passed.Add(ctx, 1, source)
+		t.passed.Add(ctx, 1, sets.source)
 	}
 }
 
-// recordStages counts a scored span's verdicts by the stage that decided
-// them.
-func (t *telemetry) recordStages(vs []judge.Verdict) {
-	ctx := context.Background()
-	for _, v := range vs {
-		stage := v.Stage
-		if stage == "" {
-			stage = "empty"
-		}
-		key := stage
-		if v.Relevant {
-			key += "\x00relevant"
-		}
-		t.mu.Lock()
-		set, ok := t.stageSets[key]
-		if !ok {
-			set = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, t.judgeModel),
-				attribute.String(labelStage, stage), attribute.Bool("relevant", v.Relevant)))
-			t.stageSets[key] = set
-		}
-		t.mu.Unlock()
-		t.verdicts.Add(ctx, 1, set)
+// scoreLabelSets are the attribute sets of one series of scores.
+type scoreLabelSets struct {
+	precision, source metric.MeasurementOption
+}
+
+// scoreSets returns the attribute sets of a series, built once: building a
+// set sorts and hashes its attributes, which would otherwise be done twice
+// for every scored span. The series are bounded by max_series.
+func (t *telemetry) scoreSets(service, dataSource, refSource, judgeID string) scoreLabelSets {
+	key := [4]string{service, dataSource, refSource, judgeID}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.scoreSetsBy[key]; ok {
+		return s
 	}
+	s := scoreLabelSets{
+		precision: metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(labelServiceName, service),
+			attribute.String(labelDataSource, dataSource),
+			attribute.String(labelReferenceSource, refSource),
+			attribute.String(labelJudgeModel, judgeID),
+		)),
+		source: metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(labelServiceName, service),
+			attribute.String(labelDataSource, dataSource))),
+	}
+	t.scoreSetsBy[key] = s
+	return s
+}
+
+// recordStages counts a scored span's verdicts by the stage that decided
+// them, one addition per stage and relevance.
+func (t *telemetry) recordStages(vs []judge.Verdict) {
+	type key struct {
+		stage    string
+		relevant bool
+	}
+	var counts [4]struct {
+		k key
+		n int64
+	}
+	var more map[key]int64
+	used := 0
+next:
+	for _, v := range vs {
+		k := key{v.Stage, v.Relevant}
+		for i := range used {
+			if counts[i].k == k {
+				counts[i].n++
+				continue next
+			}
+		}
+		if used < len(counts) {
+			counts[used].k, counts[used].n = k, 1
+			used++
+			continue
+		}
+		if more == nil {
+			more = map[key]int64{}
+		}
+		more[k]++
+	}
+	for _, c := range counts[:used] {
+		t.addStage(c.k.stage, c.k.relevant, c.n)
+	}
+	for k, n := range more {
+		t.addStage(k.stage, k.relevant, n)
+	}
+}
+
+func (t *telemetry) addStage(stage string, relevant bool, n int64) {
+	if stage == "" {
+		stage = "empty"
+	}
+	key := stage
+	if relevant {
+		key += "\x00relevant"
+	}
+	t.mu.Lock()
+	set, ok := t.stageSets[key]
+	if !ok {
+		set = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, t.judgeModel),
+			attribute.String(labelStage, stage), attribute.Bool("relevant", relevant)))
+		t.stageSets[key] = set
+	}
+	t.mu.Unlock()
+	t.verdicts.Add(context.Background(), n, set)
 }
 
 func (t *telemetry) recordUnscored(status, reason string) {

@@ -94,7 +94,8 @@ func (p *ragProcessor) armJoin(h *heldSpan, ready bool) {
 		p.joinEnded(h)
 		return
 	}
-	wait := h.arrived.Add(p.cfg.TraceJoin.Wait).Sub(p.now())
+	arrived := h.deadline.Add(-p.cfg.MaxWait)
+	wait := arrived.Add(p.cfg.TraceJoin.Wait).Sub(p.now())
 	p.mu.Lock()
 	if h.join != nil && h.phase == phaseJoining {
 		h.join.timers[h] = time.AfterFunc(wait, func() { p.joinEnded(h) })
