@@ -2,6 +2,7 @@ package distbench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -37,19 +38,24 @@ var cpuRatioBounds = map[string]float64{
 	"e": 2.5, // 1%, LLM judge, no budget
 }
 
-// TestDistributionShort runs every pipeline for a few seconds, twice or
-// more, interleaved, and checks ratios only, never absolute times: the
-// CPU per span of each pipeline against the one without ragprecision, no
-// span lost, and the processor's counters consistent with the traffic
-// sent.
+// quietShare is the most of the machine's CPU other processes may take
+// in a window for its figures to enter the ratio checks.
+const quietShare = 0.25
+
+// TestDistributionShort runs every pipeline for a few seconds, three times,
+// interleaved, and checks ratios only, never absolute times: the CPU per
+// span of each pipeline against the one without ragprecision, no span
+// lost, and the processor's counters consistent with the traffic sent.
 //
 // CPU ratios compare each pipeline's least-disturbed round (its lowest CPU
-// per span) with the baseline's: other processes on the machine can only
-// add cost (contention, cache misses), so the minimum is the figure least
-// affected by them, while a real regression raises every round.
+// per span) with the baseline's, among the rounds in which other processes
+// took at most quietShare of the machine: contention only adds cost (the
+// collector's CPU per span rises under it), so the minimum of quiet rounds
+// is the figure least affected, while a real regression raises every
+// round. On a machine too busy for any quiet round the ratios are logged,
+// not checked; the other checks always are.
 func TestDistributionShort(t *testing.T) {
 	o := ShortOptions(collectorBinary(t))
-	o.Rounds = 3
 	dir, err := os.MkdirTemp("", "distbench-short-")
 	if err != nil {
 		t.Fatal(err)
@@ -72,19 +78,34 @@ func TestDistributionShort(t *testing.T) {
 	res.WriteReport(&table)
 	t.Log("\n" + table.String())
 
-	sums := res.Summaries()
-	base := sums[0]
-	for _, s := range sums {
-		name := s.Pipeline.Name
-		if bound, ok := cpuRatioBounds[name]; ok {
-			if ratio := s.CPUPerMillion.Min / base.CPUPerMillion.Min; ratio > bound {
-				t.Errorf("(%s) %s: best CPU per span is %.2f× the best without ragprecision, over the loose bound %.1f×",
-					name, s.Pipeline.Title, ratio, bound)
-			}
+	best := map[string]float64{} // lowest CPU per span of quiet rounds
+	for _, m := range res.Measurements {
+		if m.OthersShare() > quietShare || m.Spans == 0 {
+			continue
+		}
+		if b, ok := best[m.Pipeline.Name]; !ok || m.CPUPerMillion() < b {
+			best[m.Pipeline.Name] = m.CPUPerMillion()
+		}
+	}
+	base, baseOK := best[o.Pipelines[0].Name]
+	for _, p := range o.Pipelines[1:] {
+		bound := cpuRatioBounds[p.Name]
+		got, ok := best[p.Name]
+		if !ok || !baseOK {
+			t.Logf("(%s) %s: no round quiet enough (other processes under %.0f%% of the CPU) to compare; ratio not checked",
+				p.Name, p.Title, 100*quietShare)
+			continue
+		}
+		if ratio := got / base; ratio > bound {
+			t.Errorf("(%s) %s: best CPU per span is %.2f× the best without ragprecision, over the loose bound %.1f×",
+				p.Name, p.Title, ratio, bound)
 		}
 	}
 	for _, m := range res.Measurements {
-		where := "(" + m.Pipeline.Name + ") round " + string(rune('0'+m.Round))
+		where := fmt.Sprintf("(%s) round %d", m.Pipeline.Name, m.Round)
+		if m.Spans == 0 {
+			t.Errorf("%s: no span accepted in the measured window", where)
+		}
 		if m.Lost() != 0 || m.Sent == 0 {
 			t.Errorf("%s: %d spans accepted, %d exported: lost %d (collector log: %s)", where, m.Sent, m.Received, m.Lost(), m.Log)
 		}

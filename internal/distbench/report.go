@@ -40,6 +40,9 @@ type Summary struct {
 	ThroughputRatio, CPURatio Spread
 	// PeakRSS is in MiB.
 	PeakRSS Spread
+	// Driver is the benchmark process's CPU s per million spans; Others the
+	// share of the machine other processes used, in %.
+	Driver, Others Spread
 	// Lost is the most spans lost in any round; Refused the export
 	// attempts refused in all of them.
 	Lost, Refused int64
@@ -66,7 +69,7 @@ func (r Result) Summaries() []Summary {
 	var out []Summary
 	for _, p := range r.Options.Pipelines {
 		s := Summary{Pipeline: p}
-		var tput, cpu, tputRatio, cpuRatio, rss, scored []float64
+		var tput, cpu, tputRatio, cpuRatio, rss, scored, driver, others []float64
 		for _, m := range r.Measurements {
 			if m.Pipeline.Name != p.Name {
 				continue
@@ -75,6 +78,8 @@ func (r Result) Summaries() []Summary {
 			tput = append(tput, m.SpansPerSecond())
 			cpu = append(cpu, m.CPUPerMillion())
 			rss = append(rss, float64(m.PeakRSS)/(1<<20))
+			driver = append(driver, m.DriverPerMillion())
+			others = append(others, 100*m.OthersShare())
 			if b, ok := baseline[m.Round]; ok {
 				tputRatio = append(tputRatio, m.SpansPerSecond()/b.SpansPerSecond())
 				cpuRatio = append(cpuRatio, m.CPUPerMillion()/b.CPUPerMillion())
@@ -94,6 +99,7 @@ func (r Result) Summaries() []Summary {
 		s.SpansPerSecond, s.CPUPerMillion = spreadOf(tput), spreadOf(cpu)
 		s.ThroughputRatio, s.CPURatio = spreadOf(tputRatio), spreadOf(cpuRatio)
 		s.PeakRSS, s.Scored = spreadOf(rss), spreadOf(scored)
+		s.Driver, s.Others = spreadOf(driver), spreadOf(others)
 		out = append(out, s)
 	}
 	return out
@@ -103,8 +109,8 @@ func (r Result) Summaries() []Summary {
 // of each figure, and of its ratio to the baseline of the same round.
 func (r Result) WriteTable(w io.Writer) {
 	sums := r.Summaries()
-	fmt.Fprintf(w, "| pipeline | spans/s (k) | vs (a) | CPU s per M spans | vs (a) | peak RSS (MiB) | scored / selected | lost |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| pipeline | spans/s (k) | vs (a) | CPU s per M spans | vs (a) | peak RSS (MiB) | scored / selected | lost | load+sink CPU s/M | others' CPU %% |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range sums {
 		k := Spread{s.SpansPerSecond.Min / 1000, s.SpansPerSecond.Median / 1000, s.SpansPerSecond.Max / 1000}
 		scored := "—"
@@ -114,9 +120,10 @@ func (r Result) WriteTable(w io.Writer) {
 				scored = s.Scored.format("%.2f")
 			}
 		}
-		fmt.Fprintf(w, "| (%s) %s | %s | %s | %s | %s | %s | %s | %d |\n",
+		fmt.Fprintf(w, "| (%s) %s | %s | %s | %s | %s | %s | %s | %d | %.1f | %s |\n",
 			s.Pipeline.Name, s.Pipeline.Title, k.format("%.0f"), s.ThroughputRatio.format("%.2f"),
-			s.CPUPerMillion.format("%.1f"), s.CPURatio.format("%.2f"), s.PeakRSS.format("%.0f"), scored, s.Lost)
+			s.CPUPerMillion.format("%.1f"), s.CPURatio.format("%.2f"), s.PeakRSS.format("%.0f"), scored, s.Lost,
+			s.Driver.Median, s.Others.format("%.0f"))
 	}
 }
 
@@ -127,7 +134,8 @@ func (r Result) WriteReport(w io.Writer) {
 		o.Rounds, pipelineNames(o.Pipelines), o.Warmup, o.Measure)
 	fmt.Fprintf(w, "Load: %d senders, %s, OTLP/gRPC compression %s; exporter compression %s; LLM judge answers after %s.\n",
 		o.Senders, o.Traffic, o.LoadCompression, o.ExportCompression, o.JudgeDelay)
-	fmt.Fprintf(w, "Each cell: min / median / max over the rounds; \"vs (a)\": the ratio to (a) of the same round.\n\n")
+	fmt.Fprintf(w, "Each cell: min / median / max over the rounds; \"vs (a)\": the ratio to (a) of the same round; CPU is the collector process's.\n")
+	fmt.Fprintf(w, "load+sink: the benchmark's own process (median); others' CPU: the share of the machine other processes took in the windows.\n\n")
 	r.WriteTable(w)
 	var notes []string
 	for _, s := range r.Summaries() {

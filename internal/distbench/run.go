@@ -58,7 +58,7 @@ func DefaultOptions(collector string) Options {
 // change that doubles the cost of a span, not to measure it.
 func ShortOptions(collector string) Options {
 	o := DefaultOptions(collector)
-	o.Rounds, o.Warmup, o.Measure = 2, time.Second, 2*time.Second
+	o.Rounds, o.Warmup, o.Measure = 3, time.Second, 1500*time.Millisecond
 	return o
 }
 
@@ -74,6 +74,10 @@ type Measurement struct {
 	// Driver is the CPU the benchmark's own process (load generator, sink,
 	// LLM judge) used in the window, on the same cores.
 	Driver time.Duration
+	// Others is the CPU every other process on the machine used in the
+	// window, of Cores × Window available.
+	Others time.Duration
+	Cores  int
 	// RSS is the collector's resident memory at the end of the window,
 	// PeakRSS the most it had.
 	RSS, PeakRSS int64
@@ -99,6 +103,15 @@ func (m Measurement) CPUPerMillion() float64 { return m.CPU.Seconds() / float64(
 // DriverPerMillion is the benchmark process's CPU seconds per million
 // spans: what the load generator and sink took from the collector's cores.
 func (m Measurement) DriverPerMillion() float64 { return m.Driver.Seconds() / float64(m.Spans) * 1e6 }
+
+// OthersShare is the share of the machine's CPU that other processes took
+// in the window: the noise the figures carry.
+func (m Measurement) OthersShare() float64 {
+	if m.Cores == 0 {
+		return 0
+	}
+	return m.Others.Seconds() / (float64(m.Cores) * m.Window.Seconds())
+}
 
 // Lost is the spans accepted but never exported.
 func (m Measurement) Lost() int64 { return m.Sent - m.Received }
@@ -136,9 +149,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			res.Measurements = append(res.Measurements, m)
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "round %d/%d (%s) %-42s %7.1fk spans/s %6.2f CPU s/M spans (driver %.2f)  RSS %4.0f MiB  lost %d%s\n",
+				fmt.Fprintf(o.Progress, "round %d/%d (%s) %-42s %7.1fk spans/s %6.2f CPU s/M spans (driver %.2f)  RSS %4.0f MiB  others %3.0f%%  lost %d%s\n",
 					round, o.Rounds, p.Name, p.Title, m.SpansPerSecond()/1000, m.CPUPerMillion(), m.DriverPerMillion(),
-					float64(m.PeakRSS)/(1<<20), m.Lost(), countsNote(m.Counts))
+					float64(m.PeakRSS)/(1<<20), 100*m.OthersShare(), m.Lost(), countsNote(m.Counts))
 			}
 		}
 	}
@@ -216,6 +229,7 @@ func measure(ctx context.Context, o Options, p Pipeline, round int) (Measurement
 		return m, err
 	}
 	selfBefore, _ := procstat.Self()
+	machineBefore, _ := procstat.ReadMachine()
 	start := load.Stats()
 	if err := sleep(ctx, load, o.Measure); err != nil {
 		return m, err
@@ -226,7 +240,10 @@ func measure(ctx context.Context, o Options, p Pipeline, round int) (Measurement
 	}
 	end := load.Stats()
 	selfAfter, _ := procstat.Self()
+	machineAfter, _ := procstat.ReadMachine()
 	m.Driver = selfAfter.CPU - selfBefore.CPU
+	m.Others = max(0, machineAfter.Busy-machineBefore.Busy-m.Driver-(after.CPU-before.CPU))
+	m.Cores = machineAfter.Cores
 	m.Window, m.Spans = end.At.Sub(start.At), end.Spans-start.Spans
 	m.CPU, m.RSS, m.PeakRSS = after.CPU-before.CPU, after.RSS, after.PeakRSS
 

@@ -158,3 +158,56 @@ func FindByName(name string) (int, error) {
 		return 0, fmt.Errorf("%d processes are called %q (%v): give the one to measure with -pid", len(found), name, found)
 	}
 }
+
+// Machine is the CPU time all processes have used, summed over every core,
+// and the number of cores, from the first lines of /proc/stat.
+type Machine struct {
+	// Busy is user, nice, system, irq, softirq and steal time: everything
+	// but idle and iowait.
+	Busy  time.Duration
+	Cores int
+}
+
+// ReadMachine samples the machine's CPU time.
+func ReadMachine() (Machine, error) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return Machine{}, err
+	}
+	return parseMachine(raw)
+}
+
+func parseMachine(raw []byte) (Machine, error) {
+	var m Machine
+	found := false
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			m.Cores++
+			continue
+		}
+		// cpu user nice system idle iowait irq softirq steal [guest guest_nice]
+		if len(f) < 9 {
+			return m, fmt.Errorf("procstat: malformed /proc/stat line %q", line)
+		}
+		var busy uint64
+		for i, v := range f[1:9] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return m, fmt.Errorf("procstat: /proc/stat: %w", err)
+			}
+			if i != 3 && i != 4 { // idle, iowait
+				busy += n
+			}
+		}
+		m.Busy = time.Duration(busy) * time.Second / clockTicks
+		found = true
+	}
+	if !found {
+		return m, errors.New("procstat: /proc/stat has no cpu line")
+	}
+	return m, nil
+}

@@ -86,3 +86,18 @@ func TestFindByName(t *testing.T) {
 		t.Fatal("found itself")
 	}
 }
+
+func TestParseMachine(t *testing.T) {
+	raw := []byte("cpu  100 5 50 1000 7 3 2 40 0 0\ncpu0 50 2 25 500 3 1 1 20 0 0\ncpu1 50 3 25 500 4 2 1 20 0 0\nintr 12345\n")
+	m, err := parseMachine(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100+5+50+3+2+40 ticks busy; idle and iowait left out.
+	if m.Busy != 2*time.Second || m.Cores != 2 {
+		t.Fatalf("%+v", m)
+	}
+	if _, err := parseMachine([]byte("intr 1\n")); err == nil {
+		t.Fatal("no cpu line accepted")
+	}
+}
