@@ -52,7 +52,7 @@ func TestRatiosAreToTheBaselineOfTheSameRound(t *testing.T) {
 	}
 	var b strings.Builder
 	res.WriteTable(&b)
-	if !strings.Contains(b.String(), "| (b) + ragprecision 0% | 50 / 75 / 100 | 0.50 / 0.50 / 0.50 | 6.0 / 9.0 / 12.0 | 1.50 / 1.50 / 1.50 |") {
+	if !strings.Contains(b.String(), "| (b) + ragprecision 0% | 50 / 75 / 100 | 0.50 / 0.50 / 0.50 | 6.0 / 9.0 / 12.0 | 1.50 / 1.50 / 1.50 | 1.50 |") {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
