@@ -40,9 +40,9 @@ type Summary struct {
 	ThroughputRatio, CPURatio Spread
 	// PeakRSS is in MiB.
 	PeakRSS Spread
-	// Driver is the benchmark process's CPU s per million spans; Others the
-	// share of the machine other processes used, in %.
-	Driver, Others Spread
+	// Driver is the benchmark process's CPU s per million spans; Others and
+	// Niced the share of the machine other processes used, in %.
+	Driver, Others, Niced Spread
 	// Lost is the most spans lost in any round; Refused the export
 	// attempts refused in all of them.
 	Lost, Refused int64
@@ -69,7 +69,7 @@ func (r Result) Summaries() []Summary {
 	var out []Summary
 	for _, p := range r.Options.Pipelines {
 		s := Summary{Pipeline: p}
-		var tput, cpu, tputRatio, cpuRatio, rss, scored, driver, others []float64
+		var tput, cpu, tputRatio, cpuRatio, rss, scored, driver, others, niced []float64
 		for _, m := range r.Measurements {
 			if m.Pipeline.Name != p.Name {
 				continue
@@ -80,6 +80,7 @@ func (r Result) Summaries() []Summary {
 			rss = append(rss, float64(m.PeakRSS)/(1<<20))
 			driver = append(driver, m.DriverPerMillion())
 			others = append(others, 100*m.OthersShare())
+			niced = append(niced, 100*m.NicedShare())
 			if b, ok := baseline[m.Round]; ok {
 				tputRatio = append(tputRatio, m.SpansPerSecond()/b.SpansPerSecond())
 				cpuRatio = append(cpuRatio, m.CPUPerMillion()/b.CPUPerMillion())
@@ -99,7 +100,7 @@ func (r Result) Summaries() []Summary {
 		s.SpansPerSecond, s.CPUPerMillion = spreadOf(tput), spreadOf(cpu)
 		s.ThroughputRatio, s.CPURatio = spreadOf(tputRatio), spreadOf(cpuRatio)
 		s.PeakRSS, s.Scored = spreadOf(rss), spreadOf(scored)
-		s.Driver, s.Others = spreadOf(driver), spreadOf(others)
+		s.Driver, s.Others, s.Niced = spreadOf(driver), spreadOf(others), spreadOf(niced)
 		out = append(out, s)
 	}
 	return out
@@ -109,8 +110,8 @@ func (r Result) Summaries() []Summary {
 // of each figure, and of its ratio to the baseline of the same round.
 func (r Result) WriteTable(w io.Writer) {
 	sums := r.Summaries()
-	fmt.Fprintf(w, "| pipeline | spans/s (k) | vs (a) | CPU s per M spans | vs (a) | best vs best | peak RSS (MiB) | scored / selected | lost | load+sink CPU s/M | others' CPU %% |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| pipeline | spans/s (k) | vs (a) | CPU s per M spans | vs (a) | best vs best | peak RSS (MiB) | scored / selected | lost | load+sink CPU s/M | others' CPU %% | niced %% |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	base := sums[0].CPUPerMillion.Min
 	for _, s := range sums {
 		k := Spread{s.SpansPerSecond.Min / 1000, s.SpansPerSecond.Median / 1000, s.SpansPerSecond.Max / 1000}
@@ -121,11 +122,11 @@ func (r Result) WriteTable(w io.Writer) {
 				scored = s.Scored.format("%.2f")
 			}
 		}
-		fmt.Fprintf(w, "| (%s) %s | %s | %s | %s | %s | %.2f | %s | %s | %d | %.1f | %s |\n",
+		fmt.Fprintf(w, "| (%s) %s | %s | %s | %s | %s | %.2f | %s | %s | %d | %.1f | %s | %s |\n",
 			s.Pipeline.Name, s.Pipeline.Title, k.format("%.0f"), s.ThroughputRatio.format("%.2f"),
 			s.CPUPerMillion.format("%.1f"), s.CPURatio.format("%.2f"), s.CPUPerMillion.Min/base,
 			s.PeakRSS.format("%.0f"), scored, s.Lost,
-			s.Driver.Median, s.Others.format("%.0f"))
+			s.Driver.Median, s.Others.format("%.0f"), s.Niced.format("%.0f"))
 	}
 }
 
@@ -138,7 +139,8 @@ func (r Result) WriteReport(w io.Writer) {
 		o.Senders, o.Traffic, o.LoadCompression, o.ExportCompression, o.JudgeDelay)
 	fmt.Fprintf(w, "Each cell: min / median / max over the rounds; \"vs (a)\": the ratio to (a) of the same round; CPU is the collector process's.\n")
 	fmt.Fprintf(w, "best vs best: the lowest CPU per span of the rounds over (a)'s lowest (other processes only add cost, so the lowest is the least disturbed).\n")
-	fmt.Fprintf(w, "load+sink: the benchmark's own process (median); others' CPU: the share of the machine other processes took in the windows.\n\n")
+	fmt.Fprintf(w, "load+sink: the benchmark's own process (median); others' CPU: the share of the machine other processes took in the windows,\n")
+	fmt.Fprintf(w, "niced: the share processes of lowered priority took (they yield to the collector).\n\n")
 	r.WriteTable(w)
 	var notes []string
 	for _, s := range r.Summaries() {

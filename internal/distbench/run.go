@@ -74,10 +74,11 @@ type Measurement struct {
 	// Driver is the CPU the benchmark's own process (load generator, sink,
 	// LLM judge) used in the window, on the same cores.
 	Driver time.Duration
-	// Others is the CPU every other process on the machine used in the
-	// window, of Cores × Window available.
-	Others time.Duration
-	Cores  int
+	// Others is the CPU other processes at normal priority used in the
+	// window, of Cores × Window available; Niced is what processes of
+	// lowered priority (nice > 0) used, which yield to the collector.
+	Others, Niced time.Duration
+	Cores         int
 	// RSS is the collector's resident memory at the end of the window,
 	// PeakRSS the most it had.
 	RSS, PeakRSS int64
@@ -104,13 +105,19 @@ func (m Measurement) CPUPerMillion() float64 { return m.CPU.Seconds() / float64(
 // spans: what the load generator and sink took from the collector's cores.
 func (m Measurement) DriverPerMillion() float64 { return m.Driver.Seconds() / float64(m.Spans) * 1e6 }
 
-// OthersShare is the share of the machine's CPU that other processes took
-// in the window: the noise the figures carry.
-func (m Measurement) OthersShare() float64 {
+// OthersShare is the share of the machine's CPU that other processes at
+// normal priority took in the window: the noise the figures carry.
+func (m Measurement) OthersShare() float64 { return m.share(m.Others) }
+
+// NicedShare is the share of the machine's CPU that processes of lowered
+// priority took in the window.
+func (m Measurement) NicedShare() float64 { return m.share(m.Niced) }
+
+func (m Measurement) share(d time.Duration) float64 {
 	if m.Cores == 0 {
 		return 0
 	}
-	return m.Others.Seconds() / (float64(m.Cores) * m.Window.Seconds())
+	return d.Seconds() / (float64(m.Cores) * m.Window.Seconds())
 }
 
 // Lost is the spans accepted but never exported.
@@ -149,9 +156,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			res.Measurements = append(res.Measurements, m)
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "round %d/%d (%s) %-42s %7.1fk spans/s %6.2f CPU s/M spans (driver %.2f)  RSS %4.0f MiB  others %3.0f%%  lost %d%s\n",
+				fmt.Fprintf(o.Progress, "round %d/%d (%s) %-42s %7.1fk spans/s %6.2f CPU s/M spans (driver %.2f)  RSS %4.0f MiB  others %3.0f%% (+%.0f%% niced)  lost %d%s\n",
 					round, o.Rounds, p.Name, p.Title, m.SpansPerSecond()/1000, m.CPUPerMillion(), m.DriverPerMillion(),
-					float64(m.PeakRSS)/(1<<20), 100*m.OthersShare(), m.Lost(), countsNote(m.Counts))
+					float64(m.PeakRSS)/(1<<20), 100*m.OthersShare(), 100*m.NicedShare(), m.Lost(), countsNote(m.Counts))
 			}
 		}
 	}
@@ -242,7 +249,8 @@ func measure(ctx context.Context, o Options, p Pipeline, round int) (Measurement
 	selfAfter, _ := procstat.Self()
 	machineAfter, _ := procstat.ReadMachine()
 	m.Driver = selfAfter.CPU - selfBefore.CPU
-	m.Others = max(0, machineAfter.Busy-machineBefore.Busy-m.Driver-(after.CPU-before.CPU))
+	m.Niced = machineAfter.Nice - machineBefore.Nice
+	m.Others = max(0, machineAfter.Busy-machineBefore.Busy-m.Niced-m.Driver-(after.CPU-before.CPU))
 	m.Cores = machineAfter.Cores
 	m.Window, m.Spans = end.At.Sub(start.At), end.Spans-start.Spans
 	m.CPU, m.RSS, m.PeakRSS = after.CPU-before.CPU, after.RSS, after.PeakRSS

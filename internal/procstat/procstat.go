@@ -164,7 +164,10 @@ func FindByName(name string) (int, error) {
 type Machine struct {
 	// Busy is user, nice, system, irq, softirq and steal time: everything
 	// but idle and iowait.
-	Busy  time.Duration
+	Busy time.Duration
+	// Nice is the part of Busy spent in processes of lowered priority
+	// (nice > 0), which the scheduler runs mostly when others wait.
+	Nice  time.Duration
 	Cores int
 }
 
@@ -204,6 +207,8 @@ func parseMachine(raw []byte) (Machine, error) {
 			}
 		}
 		m.Busy = time.Duration(busy) * time.Second / clockTicks
+		nice, _ := strconv.ParseUint(f[2], 10, 64)
+		m.Nice = time.Duration(nice) * time.Second / clockTicks
 		found = true
 	}
 	if !found {

@@ -94,7 +94,7 @@ func TestParseMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 100+5+50+3+2+40 ticks busy; idle and iowait left out.
-	if m.Busy != 2*time.Second || m.Cores != 2 {
+	if m.Busy != 2*time.Second || m.Nice != 50*time.Millisecond || m.Cores != 2 {
 		t.Fatalf("%+v", m)
 	}
 	if _, err := parseMachine([]byte("intr 1\n")); err == nil {
