@@ -11,7 +11,7 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e rules dashboard fuzz bench eval cascade-curve clean image router own-build
+.PHONY: all build demo validate test lint unit e2e rules dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
 
 all: build
 
@@ -119,8 +119,9 @@ validate: $(COLLECTOR)
 	exit $$status
 
 ## test: formatting, vet, unit tests with the race detector, the rules' unit
-## tests, and the end-to-end tests (Prometheus live included).
-test: lint unit rules e2e
+## tests, the end-to-end tests (Prometheus live, the image, scale-out included),
+## and the short whole-distribution benchmark (ratios only, about a minute).
+test: lint unit rules e2e bench-short
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -131,8 +132,12 @@ lint:
 # them out (with CI set they fail rather than skip without the binary).
 E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample
 
+# The short benchmark of the whole distribution: `bench-short` runs it alone,
+# so that no other test shares the cores it measures.
+DIST_TESTS := TestDistributionShort
+
 unit:
-	$(GO) test -race -count=1 -skip "$(E2E_TESTS)" ./...
+	$(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./...
 
 ## e2e: build the distribution, run it against a local judge and check what comes
 ## out; validate every example config; run the demo as `make demo` does, and
@@ -167,9 +172,28 @@ fuzz:
 	done
 	$(GO) test -run XXX -fuzz '^FuzzSameAsReference$$' -fuzztime $(FUZZTIME) ./judge/internal/lexical/
 
-## bench: the pass-through cost per span next to its baselines, and the judges.
-bench:
-	$(GO) test -run XXX -bench . -benchmem ./processor/ragprecisionprocessor/ ./judge/... ./scoring/
+## bench: the microbenchmarks, each next to its baseline measured in the same run
+## (pass-through vs a bare attribute walk, span readers, the lexical judge vs its
+## frozen reference, the verdict cache vs a map lookup, judged throughput vs
+## Little's law), then the whole distribution at saturation, pipelines with and
+## without ragprecision in interleaved rounds; one report at the end, also in
+## build/bench/report.md (docs/BENCHMARKS.md). ARGS go to ragprecision-bench,
+## e.g. ARGS="-rounds 3 -pipelines a,d" or ARGS=-short.
+BENCH_DIR := $(CURDIR)/build/bench
+bench: $(COLLECTOR)
+	@rm -rf $(BENCH_DIR) && mkdir -p $(BENCH_DIR)
+	set -o pipefail; $(GO) test -p 1 -run '^$$' -bench . -benchmem \
+	  ./processor/... ./judge/internal/... ./scoring/ | tee $(BENCH_DIR)/micro.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench CacheHit -benchmem ./judge/ | tee -a $(BENCH_DIR)/micro.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench JudgedThroughput -benchtime 5s ./judge/ | tee -a $(BENCH_DIR)/micro.txt
+	set -o pipefail; $(GO) run ./cmd/ragprecision-bench -collector $(COLLECTOR) -micro $(BENCH_DIR)/micro.txt \
+	  -dir $(BENCH_DIR)/dist $(ARGS) | tee $(BENCH_DIR)/report.md
+
+## bench-short: the whole distribution for a few seconds per pipeline, checking
+## only loose ratios to the pipeline without ragprecision and that no span is
+## lost (part of `make test`).
+bench-short: $(COLLECTOR)
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(DIST_TESTS)|TestConfigsValidate" ./internal/distbench/
 
 ## eval: agreement of a judge with human relevance labels: HotpotQA when
 ## ../shared/data/hotpotqa_dev500.jsonl (or $RAGPRECISION_HOTPOTQA) exists, else

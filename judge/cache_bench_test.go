@@ -1,0 +1,102 @@
+package judge_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// BenchmarkCacheHit measures a judgement answered entirely from the verdict
+// cache (a retrieval judged before), through Engine.Judge as the processor
+// calls it, against its baseline measured first in the same run: a bare Go
+// map lookup per chunk, keyed by the chunk's text, the least any cache
+// could cost. "x-map-lookup" is the engine's time per judgement over the
+// baseline's.
+//
+//	go test -run '^$' -bench CacheHit -benchmem ./judge/
+//
+// The LLM judge's cache is keyed per chunk; builtin:lexical's, whose
+// verdicts depend on the other chunks, per retrieval. A request to the
+// judge during the timed loop fails the benchmark: it would not be a hit.
+func BenchmarkCacheHit(b *testing.B) {
+	for _, chunks := range []int{1, 5} {
+		req := cachedRequest(chunks)
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			var baseline float64 // ns per judgement
+			b.Run("map-lookup", func(b *testing.B) {
+				m := map[string][]judge.Verdict{}
+				for _, c := range req.Chunks {
+					m[c] = []judge.Verdict{{Relevant: true}}
+				}
+				b.ReportAllocs()
+				hits := 0
+				for b.Loop() {
+					for _, c := range req.Chunks {
+						if _, ok := m[c]; ok {
+							hits++
+						}
+					}
+				}
+				if hits != b.N*chunks {
+					b.Fatal("a lookup missed")
+				}
+				baseline = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			})
+			for _, model := range []string{"openai:bench-judge", "builtin:lexical"} {
+				b.Run(strings.Split(model, ":")[0], func(b *testing.B) {
+					srv := chattest.NewServer(chattest.KeywordJudge("harbour"))
+					defer srv.Close()
+					cfg := judge.Config{
+						Model: model, Mode: judge.ModePerChunk, ResponseFormat: judge.FormatAuto,
+						Timeout: 10 * time.Second, MaxConcurrency: 8, MaxChunkChars: 4000,
+						CacheSize: 1000, CacheTTL: time.Hour,
+					}
+					if model != "builtin:lexical" {
+						cfg.BaseURL = srv.URL
+					}
+					e, err := judge.New(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer e.Close()
+					ctx := context.Background()
+					first, err := e.Judge(ctx, req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					calls := srv.Calls()
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						res, err := e.Judge(ctx, req)
+						if err != nil || len(res.Verdicts) != chunks || res.Verdicts[0] != first.Verdicts[0] {
+							b.Fatalf("%v, %v", res, err)
+						}
+					}
+					b.StopTimer()
+					if srv.Calls() != calls {
+						b.Fatalf("%d requests to the judge during the loop: not answered from the cache", srv.Calls()-calls)
+					}
+					if baseline > 0 {
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/baseline, "x-map-lookup")
+					}
+				})
+			}
+		})
+	}
+}
+
+// cachedRequest is a retrieval of chunks 500-byte chunks.
+func cachedRequest(chunks int) judge.Request {
+	req := judge.Request{Query: "How long does the ferry crossing to Orm take?", Reference: "Ninety minutes."}
+	text := strings.Repeat("Ferries leave for the islands of Orm from the harbour every morning. ", 8)
+	for i := range chunks {
+		req.Chunks = append(req.Chunks, fmt.Sprintf("[%d] %s", i, text)[:500])
+	}
+	return req
+}
