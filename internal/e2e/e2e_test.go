@@ -137,15 +137,14 @@ func freePort(t *testing.T) string {
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 }
 
-// collector is the distribution running as a child process.
+// collector is the distribution running as a child process, with the
+// ports its configuration was given.
 type collector struct {
-	cmd     *exec.Cmd
-	log     *syncBuffer
+	*process
 	metrics string
 	health  string
 	grpc    string
 	http    string
-	exited  chan error
 }
 
 type syncBuffer struct {
@@ -167,63 +166,28 @@ func (s *syncBuffer) String() string {
 
 func startCollector(t *testing.T, bin, judgeURL, sinkAddr string) *collector {
 	t.Helper()
-	c := &collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t), log: &syncBuffer{}, exited: make(chan error, 1)}
-	cfg := strings.NewReplacer("{{GRPC}}", c.grpc, "{{HTTP}}", c.http, "{{JUDGE}}", judgeURL,
-		"{{SINK}}", sinkAddr, "{{HEALTH}}", c.health, "{{METRICS}}", c.metrics).Replace(configTemplate)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c.cmd = exec.Command(bin, "--config", path)
-	c.cmd.Env = append(os.Environ(), "E2E_JUDGE_API_KEY=sk-e2e-secret")
-	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.exited <- c.cmd.Wait() }()
-	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		if t.Failed() {
-			t.Logf("collector log:\n%s", c.log.String())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://127.0.0.1:" + c.health + "/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
-		}
-		select {
-		case err := <-c.exited:
-			t.Fatalf("collector exited before becoming healthy: %v\n%s", err, c.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collector not healthy after 60s:\n%s", c.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ports := collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
+	cfg := strings.NewReplacer("{{GRPC}}", ports.grpc, "{{HTTP}}", ports.http, "{{JUDGE}}", judgeURL,
+		"{{SINK}}", sinkAddr, "{{HEALTH}}", ports.health, "{{METRICS}}", ports.metrics).Replace(configTemplate)
+	c := launchCollector(t, bin, cfg, ports.health, "E2E_JUDGE_API_KEY=sk-e2e-secret")
+	c.grpc, c.http, c.metrics = ports.grpc, ports.http, ports.metrics
+	return c
+}
+
+// launchCollector runs the distribution with a configuration's text and
+// waits for its health check on 127.0.0.1:health.
+func launchCollector(t *testing.T, bin, config, health string, env ...string) *collector {
+	t.Helper()
+	path := writeFile(t, t.TempDir(), "config.yaml", config)
+	p := startProcess(t, "collector", []string{bin, "--config", path}, env, "http://127.0.0.1:"+health+"/")
+	return &collector{process: p, health: health}
 }
 
 // stop sends SIGTERM and waits for a clean exit.
 func (c *collector) stop(t *testing.T) {
 	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-c.exited:
-		if err != nil {
-			t.Fatalf("collector exited with %v\n%s", err, c.log.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("collector did not stop within 60s of SIGTERM\n%s", c.log.String())
+	if err := c.signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("collector exited with %v\n%s", err, c.log.String())
 	}
 }
 

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,25 +69,11 @@ func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
 	dead := freePort(t) // nothing listens here: every request is refused
 	grpcPort, health := freePort(t), freePort(t)
 	cfg := strings.NewReplacer("{{GRPC}}", grpcPort, "{{DEAD}}", dead, "{{HEALTH}}", health).Replace(healthConfig)
-	path := filepath.Join(t.TempDir(), "health.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	log := &syncBuffer{}
-	cmd := exec.Command(bin, "--config", path, "--feature-gates=+extension.healthcheck.useComponentStatus")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("collector log:\n%s", log.String())
-		}
-	})
+	path := writeFile(t, t.TempDir(), "health.yaml", cfg)
+	// The status endpoint answers 200 from the start: startProcess waits
+	// for it.
+	p := startProcess(t, "collector", []string{bin, "--config", path, "--feature-gates=+extension.healthcheck.useComponentStatus"},
+		nil, "http://127.0.0.1:"+health+"/status")
 	status := func() (int, string) {
 		resp, err := http.Get("http://127.0.0.1:" + health + "/status?verbose")
 		if err != nil {
@@ -100,7 +83,6 @@ func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	waitFor(t, 60*time.Second, exited, func() bool { code, _ := status(); return code == http.StatusOK })
 
 	// Enough failed judgements to open the judge's breaker.
 	ctx := context.Background()
@@ -127,7 +109,7 @@ func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
 			t.Logf("last status: %s", body)
 		}
 	}()
-	waitFor(t, 30*time.Second, exited, func() bool {
+	waitFor(t, 30*time.Second, p, func() bool {
 		_, body = status()
 		return strings.Contains(body, `"processor:ragprecision":{"healthy":false`)
 	})
@@ -158,15 +140,16 @@ func findComponent(doc map[string]any, name string) map[string]any {
 	return nil
 }
 
-// waitFor polls cond until it holds, failing the test if the collector
+// waitFor polls cond until it holds, failing the test if the process
 // exits or the timeout passes first.
-func waitFor(t *testing.T, timeout time.Duration, exited <-chan error, cond func() bool) {
+func waitFor(t *testing.T, timeout time.Duration, p *process, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		select {
-		case err := <-exited:
-			t.Fatalf("the collector exited: %v", err)
+		case p.err = <-p.exited:
+			p.done = true
+			t.Fatalf("%s exited: %v", p.name, p.err)
 		default:
 		}
 		if time.Now().After(deadline) {

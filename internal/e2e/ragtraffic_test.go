@@ -3,10 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,52 +139,6 @@ func (g *trafficGen) shutdown(t *testing.T) {
 	defer cancel()
 	if err := g.tp.Shutdown(ctx); err != nil {
 		t.Error(err)
-	}
-}
-
-// launchCollector runs the distribution with a configuration's text and
-// waits for its health check.
-func launchCollector(t *testing.T, bin, config, health string, env ...string) *collector {
-	t.Helper()
-	c := &collector{health: health, log: &syncBuffer{}, exited: make(chan error, 1)}
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c.cmd = exec.Command(bin, "--config", path)
-	c.cmd.Env = append(os.Environ(), env...)
-	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.exited <- c.cmd.Wait() }()
-	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		if t.Failed() {
-			t.Logf("collector log:\n%s", c.log.String())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://127.0.0.1:" + health + "/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
-		}
-		select {
-		case err := <-c.exited:
-			t.Fatalf("collector exited before becoming healthy: %v\n%s", err, c.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collector not healthy after 60s:\n%s", c.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
