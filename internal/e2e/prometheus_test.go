@@ -265,6 +265,9 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	}
 
 	cancel()
+	// Flush the traffic while the collector still listens: the SDK's last
+	// export fails once it has stopped.
+	gen.shutdown(t)
 	checkCatalogAgainstScrape(t, "http://127.0.0.1:"+ports["METRICS"]+"/metrics", nil)
 	c.stop(t)
 }

@@ -62,8 +62,9 @@ type trafficGen struct {
 	phase atomic.Pointer[[]ranking]
 	n     int
 
-	mu   sync.Mutex
-	sent []sentRetrieval
+	mu       sync.Mutex
+	sent     []sentRetrieval
+	stopOnce sync.Once
 }
 
 func newTrafficGen(ctx context.Context, t *testing.T, endpoint string) *trafficGen {
@@ -134,12 +135,16 @@ func (g *trafficGen) retrievals() []sentRetrieval {
 	return append([]sentRetrieval(nil), g.sent...)
 }
 
+// shutdown flushes and stops the generator's SDK; only the first call does
+// anything.
 func (g *trafficGen) shutdown(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := g.tp.Shutdown(ctx); err != nil {
-		t.Error(err)
-	}
+	g.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.tp.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // fill replaces {{KEY}} placeholders.
