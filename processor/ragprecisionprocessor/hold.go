@@ -45,8 +45,8 @@ type heldSpan struct {
 
 	phase   uint8
 	ticket  *judge.Ticket
-	expired bool        // the deadline passed before a ticket existed
-	join    *traceJoin  // nil unless waiting for the trace's answer
+	expired bool       // the deadline passed before a ticket existed
+	join    *traceJoin // nil unless waiting for the trace's answer
 }
 
 // origin is the resource and scope of held spans, copied once for all the
