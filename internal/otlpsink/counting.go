@@ -90,19 +90,11 @@ func (c *Counter) Requests() int64 {
 // WaitForSpans blocks until at least n spans have arrived or ctx ends, and
 // returns the count reached.
 func (c *Counter) WaitForSpans(ctx context.Context, n int64) (int64, error) {
-	for {
+	return waitUntil(ctx, n, func() (int64, <-chan struct{}) {
 		c.mu.Lock()
-		count, changed := c.spans, c.changed
-		c.mu.Unlock()
-		if count >= n {
-			return count, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return count, ctx.Err()
-		}
-	}
+		defer c.mu.Unlock()
+		return c.spans, c.changed
+	})
 }
 
 // Stop stops serving at once.

@@ -79,10 +79,20 @@ func (s *Sink) SpanCount() int {
 // WaitForSpans blocks until at least n spans have arrived or ctx ends, and
 // returns the count reached.
 func (s *Sink) WaitForSpans(ctx context.Context, n int) (int, error) {
-	for {
+	count, err := waitUntil(ctx, int64(n), func() (int64, <-chan struct{}) {
 		s.mu.Lock()
-		count, changed := s.spans, s.changed
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		return int64(s.spans), s.changed
+	})
+	return int(count), err
+}
+
+// waitUntil blocks until the count read reports reaches n or ctx ends. read
+// returns the count and a channel closed at the next change, taken together
+// under the sink's lock so no change is missed between them.
+func waitUntil(ctx context.Context, n int64, read func() (int64, <-chan struct{})) (int64, error) {
+	for {
+		count, changed := read()
 		if count >= n {
 			return count, nil
 		}
