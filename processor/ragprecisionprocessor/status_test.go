@@ -419,14 +419,21 @@ func TestNoContentOrSecretsInLogs(t *testing.T) {
 	if logs.Len() == 0 {
 		t.Fatal("a judge failure should be logged")
 	}
+	expectLogsFree(t, logs, "CONFIDENTIAL", "SECRET question", "PRIVATE reference", "sk-very-secret")
+}
+
+// expectLogsFree fails if any logged message or field contains one of the
+// secrets.
+func expectLogsFree(t *testing.T, logs *observer.ObservedLogs, secrets ...string) {
+	t.Helper()
 	for _, e := range logs.All() {
 		line := e.Message
 		for k, v := range e.ContextMap() {
 			line += " " + k + "=" + fmt.Sprint(v)
 		}
-		for _, secret := range []string{"CONFIDENTIAL", "SECRET question", "PRIVATE reference", "sk-very-secret"} {
+		for _, secret := range secrets {
 			if strings.Contains(line, secret) {
-				t.Fatalf("log %q contains %q", line, secret)
+				t.Fatalf("log line %q contains %q", line, secret)
 			}
 		}
 	}
