@@ -399,10 +399,12 @@ func (c *Config) Validate() error {
 			add("trace_join.wait: must be less than max_wait (%s), got %s: the judge needs time after the answer arrives", c.MaxWait, c.TraceJoin.Wait)
 		}
 	}
-	if c.Cache.TTL != 0 {
+	// judge.Config.Validate refuses a negative cache.ttl and a judge.timeout
+	// that is not positive; here only what it lets through is checked, so
+	// that each problem is reported once.
+	if c.Cache.TTL > 0 {
 		durationAtLeast(add, "cache.ttl", c.Cache.TTL, time.Second)
 	}
-	// judge.Config.Validate refuses a judge.timeout that is not positive.
 	if c.Judge.ClientConfig.Timeout > 0 && durationAtLeast(add, "judge.timeout", c.Judge.ClientConfig.Timeout, minDuration) && c.MaxWait >= minDuration && !c.builtinJudge() {
 		c.checkRetryRoom(add)
 	}

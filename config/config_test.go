@@ -137,6 +137,16 @@ func TestInvalidConfigs(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Fatalf("error\n  %v\ndoes not contain\n  %s", err, want)
 			}
+			// One problem, one error: config and judge must not both
+			// report it, in words that may contradict each other.
+			seen := map[string]bool{}
+			for _, line := range strings.Split(err.Error(), "\n") {
+				key, _, _ := strings.Cut(line, ": ")
+				if seen[key] {
+					t.Errorf("%s reported twice:\n%v", key, err)
+				}
+				seen[key] = true
+			}
 		})
 	}
 }
