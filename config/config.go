@@ -409,8 +409,13 @@ func (c *Config) Validate() error {
 		c.checkRetryRoom(add)
 	}
 	pr := c.Judge.Pricing
-	if !(pr.InputPerMillion >= 0) || !(pr.OutputPerMillion >= 0) || math.IsInf(pr.InputPerMillion, 0) || math.IsInf(pr.OutputPerMillion, 0) {
-		add("judge.pricing: input_per_million and output_per_million must be finite and not negative, got %v and %v", pr.InputPerMillion, pr.OutputPerMillion)
+	for _, price := range [...]struct {
+		key   string
+		value float64
+	}{{"judge.pricing.input_per_million", pr.InputPerMillion}, {"judge.pricing.output_per_million", pr.OutputPerMillion}} {
+		if !(price.value >= 0) || math.IsInf(price.value, 0) { // !(>= 0) also catches NaN
+			add("%s: must be finite and not negative, got %v", price.key, price.value)
+		}
 	}
 	if pr.Enabled() && strings.TrimSpace(pr.Currency) == "" {
 		add("judge.pricing.currency: must name the currency of the prices, e.g. USD")
