@@ -9,8 +9,9 @@ import (
 )
 
 // appendReason appends the one sentence that explains a verdict to b. The
-// sentences are those fmt would print (reason_test.go holds the formats),
-// assembled by appending: a reason per chunk is on the judge's hot path.
+// sentences are those fmt would print (the frozen reference's reason, in
+// reference_test.go, holds the formats), assembled by appending: a reason
+// per chunk is on the judge's hot path.
 func (r *Prepared) appendReason(b []byte, chunk string, f *chunkInfo, s *signals, rel bool, ev, score, cut float64) []byte {
 	p := &r.params
 	if !rel && ev < p.MinEvidence {
