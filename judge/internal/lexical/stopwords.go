@@ -47,17 +47,12 @@ var stopTable = func() (t struct {
 // maxStopWordLen is the length in bytes of the longest stop word.
 const maxStopWordLen = len("yourselves")
 
-// IsStopWord reports whether the lower-cased word w is an English stop word.
-func IsStopWord(w string) bool {
-	return len(w) <= maxStopWordLen && isStopHash(hashWord(w), w)
-}
-
-// isStopWord is IsStopWord for a word already hashed.
+// isStopWord reports whether the lower-cased word w, whose hashWord is hash,
+// is an English stop word.
 func isStopWord(w []byte, hash uint64) bool {
-	return len(w) <= maxStopWordLen && isStopHash(hash, w)
-}
-
-func isStopHash[T string | []byte](hash uint64, w T) bool {
+	if len(w) > maxStopWordLen {
+		return false
+	}
 	const mask = uint64(len(stopTable.hashes) - 1)
 	for i := hash & mask; stopTable.hashes[i] != 0; i = (i + 1) & mask {
 		if stopTable.hashes[i] == hash && stopTable.words[i] == string(w) {

@@ -38,14 +38,6 @@ type token struct {
 	brk bool
 }
 
-// tokenize splits s into tokens. Only the first maxRunes runes of s are
-// read, which bounds the work spent on a huge text. The tokens are appended
-// to dst[:0].
-func tokenize(dst []token, s string, maxRunes int) []token {
-	z := tokenizer{toks: dst}
-	return z.tokenize(s, maxRunes)
-}
-
 // tokenizer holds tokenize's buffers, for a caller to reuse.
 type tokenizer struct {
 	toks  []token
@@ -57,9 +49,10 @@ type tokenizer struct {
 // may move while it grows.
 type wordSpan struct{ word, stem [2]int }
 
-// tokenize is tokenize with z's buffers; the tokens are valid until the
-// next call. The lower-cased words and stems of all tokens share one
-// allocation.
+// tokenize splits s into tokens. Only the first maxRunes runes of s are
+// read, which bounds the work spent on a huge text. The tokens live in z's
+// buffers and are valid until the next call. The lower-cased words and
+// stems of all tokens share one allocation.
 func (z *tokenizer) tokenize(s string, maxRunes int) []token {
 	s = cut(s, maxRunes)
 	toks, spans, lower := z.toks[:0], z.spans[:0], z.lower[:0]
@@ -366,23 +359,16 @@ func betweenDigits(s string, i int) bool {
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
-// stem strips English plural endings, following Harman's S-stemmer:
+// stemLen strips English plural endings, following Harman's S-stemmer:
 // "parties" → "party", "films" → "film", "heroes" → "heroe"; "glass",
 // "campus" and "Paris" stay. It is deliberately light: a full Porter stemmer
 // conflates names and unrelated words more often than it helps on short
 // queries, while singular/plural mismatches between question and passage are
 // common ("which films" / "the film").
-func stem(w string) string {
-	switch k, y := stemLen(w); {
-	case y:
-		return w[:k] + "y"
-	default:
-		return w[:k]
-	}
-}
-
-// stemLen is stem without the allocation: the stem of the lower-cased word w
-// is w[:n], followed by "y" when y is true ("parties" → "part" + "y").
+//
+// So that no string is built, it returns the stem's length: the stem of the
+// lower-cased word w is w[:n], followed by "y" when y is true ("parties" →
+// "part" + "y").
 func stemLen[T string | []byte](w T) (n int, y bool) {
 	n = len(w)
 	if n <= 3 || w[n-1] != 's' {

@@ -6,6 +6,25 @@ import (
 	"testing"
 )
 
+// tokenize is tokenizer.tokenize with fresh buffers, the tokens appended to
+// dst[:0].
+func tokenize(dst []token, s string, maxRunes int) []token {
+	z := tokenizer{toks: dst}
+	return z.tokenize(s, maxRunes)
+}
+
+// stem is the stem stemLen describes, as a string.
+func stem(w string) string {
+	n, y := stemLen(w)
+	if y {
+		return w[:n] + "y"
+	}
+	return w[:n]
+}
+
+// IsStopWord is isStopWord for a string.
+func IsStopWord(w string) bool { return isStopWord([]byte(w), hashWord(w)) }
+
 func words(toks []token) []string {
 	out := make([]string, len(toks))
 	for i, t := range toks {
