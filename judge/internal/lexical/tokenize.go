@@ -213,7 +213,10 @@ func asciiWordBytes(s string, i int) int {
 }
 
 // The classes of bytes: for ASCII, what the byte does to words; every byte
-// of a multi-byte rune is notASCII and the rune is decoded.
+// of a multi-byte rune is notASCII and the rune is decoded. The ASCII
+// classes are derived from the predicates wordReader.next applies to
+// decoded runes (isWordRune, unicode.IsSpace, isJoiner), so that its two
+// paths cannot disagree on what separates words.
 const (
 	notASCII        = iota
 	asciiWord       // a letter or digit
@@ -225,11 +228,11 @@ const (
 var asciiClass = func() (c [256]uint8) {
 	for b := 0; b < utf8.RuneSelf; b++ {
 		switch {
-		case isASCIIWordByte(byte(b)):
+		case isWordRune(rune(b)):
 			c[b] = asciiWord
 		case b == '.' || b == ',':
 			c[b] = asciiNumberMark
-		case isASCIISpace(byte(b)) || isJoiner(rune(b)):
+		case unicode.IsSpace(rune(b)) || isJoiner(rune(b)):
 			c[b] = asciiJoin
 		default:
 			c[b] = asciiBreak
@@ -327,11 +330,6 @@ func startsUpper(raw string, ascii bool) bool {
 
 func isASCIIWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// isASCIISpace is unicode.IsSpace for ASCII.
-func isASCIISpace(c byte) bool {
-	return c == ' ' || '\t' <= c && c <= '\r'
 }
 
 func isWordRune(r rune) bool {
