@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -182,6 +183,40 @@ func TestASCIIWordBytes(t *testing.T) {
 		}
 		if got := asciiWordBytes(s, 0); got != want {
 			t.Errorf("%q: %d, want %d", s, got, want)
+		}
+	}
+}
+
+// A chunk's words are lower-cased and hashed by lowerHash, eight ASCII bytes
+// at a time; the query's and the reference's by appendLower and hashWord. A
+// word found in both must come out the same from each, or it never matches.
+func TestLowerHashIsAppendLowerThenHashWord(t *testing.T) {
+	texts := []string{}
+	for n := 1; n <= 25; n++ { // every length, and every position of the end in a block
+		w := strings.Repeat("AbCdEfGh1Z", 3)[:n]
+		texts = append(texts, w, w+" tail", "x "+w+",Y", w+"É")
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	for range 2000 {
+		texts = append(texts, randomText(rng, rng.IntN(20)))
+	}
+	var dst []byte // reused, as scan reuses it
+	for _, text := range texts {
+		words := wordReader{s: text}
+		for {
+			start, end, _, ascii := words.next()
+			if start < 0 {
+				break
+			}
+			h := lowerHash(&dst, text, start, end, ascii)
+			want := appendLower(nil, text[start:end], ascii)
+			if string(dst) != string(want) || h != hashWord(want) {
+				t.Fatalf("%q in %q: lowerHash gives %q %#x, appendLower and hashWord %q %#x",
+					text[start:end], text, dst, h, want, hashWord(want))
+			}
+			if string(want) != strings.ToLower(text[start:end]) {
+				t.Fatalf("%q: appendLower gives %q, strings.ToLower %q", text[start:end], want, strings.ToLower(text[start:end]))
+			}
 		}
 	}
 }
