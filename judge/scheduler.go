@@ -43,9 +43,8 @@ type unit struct {
 	notBefore time.Time
 	// ctx and cancel bound the attempt under way: the latest deadline of
 	// the judgements waiting for it, and Close.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	heapIdx int
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (u *unit) texts() []string {
@@ -159,7 +158,7 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	e.flights[k] = f
 	j.todo--
 	j.gstate[g] = groupWaiting
-	return &unit{f: f, pos: allPositions(len(texts)), owner: j, heapIdx: -1}
+	return &unit{f: f, pos: allPositions(len(texts)), owner: j}
 }
 
 // unreserveLocked gives back budget reserved for j that will not be spent.
@@ -442,7 +441,7 @@ func (e *Engine) splitLocked(u *unit, now time.Time) {
 	f.units--
 	for _, p := range u.pos {
 		f.units++
-		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner, heapIdx: -1}, now)
+		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner}, now)
 	}
 }
 
@@ -653,25 +652,19 @@ func (h *jobHeap) Pop() any {
 }
 func (h *jobHeap) push(j *job) { heap.Push(h, j) }
 
-// unitHeap is the units waiting out a backoff.
+// unitHeap is the units waiting out a backoff. Unlike jobHeap it keeps no
+// index in its elements: a unit leaves it only by Pop, once its backoff is
+// over.
 type unitHeap []*unit
 
 func (h unitHeap) Len() int           { return len(h) }
 func (h unitHeap) Less(a, b int) bool { return h[a].notBefore.Before(h[b].notBefore) }
-func (h unitHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].heapIdx, h[b].heapIdx = a, b
-}
-func (h *unitHeap) Push(x any) {
-	u := x.(*unit)
-	u.heapIdx = len(*h)
-	*h = append(*h, u)
-}
+func (h unitHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *unitHeap) Push(x any)        { *h = append(*h, x.(*unit)) }
 func (h *unitHeap) Pop() any {
 	old := *h
 	u := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	u.heapIdx = -1
 	return u
 }
