@@ -128,7 +128,7 @@ func newEngine(c Config, be backend, o options) *Engine {
 		minConfidence: c.MinConfidence,
 		criteria:      c.Criteria,
 		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
-		cache:         newVerdictCache(c.CacheSize, c.CacheTTL, o.clock),
+		cache:         newVerdictCache(c.CacheSize, c.CacheTTL),
 		clock:         o.clock,
 		obs:           o.observer,
 		jitter:        o.jitter,
@@ -215,8 +215,9 @@ type job struct {
 	// those give a token back when another request answers them.
 	reservedFor []uint8 // 1 for a group with a token
 	reserveBuf  []uint8 // the backing array of reservedFor
-	hits        int
-	emptyChunks int
+	// hits counts the chunks answered before Commit without a request of
+	// their own (from the cache, or by a flight), for the observer.
+	hits int
 }
 
 // Group states.
@@ -255,7 +256,6 @@ func (e *Engine) prepare(req Request) *job {
 			// A chunk with no text keeps its rank and is not relevant; a
 			// request would only pay to be told so.
 			j.verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
-			j.emptyChunks++
 			continue
 		}
 		j.texts = append(j.texts, truncateRunes(c, e.maxChunkChars))
@@ -546,7 +546,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	for g, k := range j.keys {
 		if j.gstate[g] == groupTodo {
 			if f, ok := e.flights[k]; ok {
-				e.attachLocked(j, g, f)
+				j.hits += e.attachLocked(j, g, f)
 			}
 		}
 	}
@@ -556,7 +556,6 @@ func (t *Ticket) Commit(done func(Result, error)) {
 		}
 	}
 	hits := j.hits
-	j.hits = 0
 	e.note(func() { e.obs.CacheLookups(hits, 0) })
 	if j.left == 0 {
 		e.completeLocked(j)
@@ -575,15 +574,16 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	e.drain()
 }
 
-// attachLocked makes job j wait for flight f to decide its group g.
-func (e *Engine) attachLocked(j *job, g int, f *flight) {
+// attachLocked makes job j wait for flight f to decide its group g, and
+// returns the number of chunks in the group.
+func (e *Engine) attachLocked(j *job, g int, f *flight) int {
 	_, idx := j.groupOf(g, e.perChunk)
 	f.waiters = append(f.waiters, waiter{j: j, idx: idx, g: g})
 	if j.gstate[g] == groupTodo {
 		j.todo--
 	}
 	j.gstate[g] = groupWaiting
-	j.hits += len(idx)
+	return len(idx)
 }
 
 // Decided reports whether the judgement needs no request: every chunk was

@@ -19,7 +19,6 @@ type flight struct {
 	texts    []string
 	verdicts []Verdict
 	pending  int // positions not decided yet
-	units    int // units still deciding it
 	failed   bool
 	waiters  []waiter
 }
@@ -148,12 +147,11 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 		e.unreserveGroupLocked(j, g)
 		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
 		e.attachLocked(j, g, f)
-		j.hits = 0
 		return nil
 	}
 	e.spendGroupLocked(j, g)
 	e.note(func() { e.obs.CacheLookups(0, len(idx)) })
-	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts), units: 1,
+	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts),
 		waiters: []waiter{{j: j, idx: idx, g: g}}}
 	e.flights[k] = f
 	j.todo--
@@ -392,7 +390,6 @@ func (e *Engine) backoff(attempt int) time.Duration {
 // the flight when every position is decided.
 func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
 	f := u.f
-	f.units--
 	if f.failed {
 		return
 	}
@@ -422,7 +419,6 @@ func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
 // failFlightLocked ends a flight that cannot be decided: every judgement
 // waiting for it fails with err, which they would meet again themselves.
 func (e *Engine) failFlightLocked(f *flight, err *Error) {
-	f.units--
 	if f.failed {
 		return
 	}
@@ -438,9 +434,7 @@ func (e *Engine) failFlightLocked(f *flight, err *Error) {
 // splitLocked replaces u by one unit per position.
 func (e *Engine) splitLocked(u *unit, now time.Time) {
 	f := u.f
-	f.units--
 	for _, p := range u.pos {
-		f.units++
 		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner}, now)
 	}
 }
@@ -481,7 +475,6 @@ func (e *Engine) orphanLocked(u *unit) {
 		e.placeLocked(u)
 		return
 	}
-	f.units--
 	// The positions u was to decide will not be decided: the flight can no
 	// longer complete, even if another of its units (after a split) is still
 	// in flight. It must not stay where a later identical judgement would
