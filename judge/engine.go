@@ -210,11 +210,10 @@ type job struct {
 	probe    bool
 	started  bool
 	heapIdx  int
-	reserved int // budget reserved for groups not sent yet
-	// reservedFor marks the groups that reserved is for (nil: none): only
+	// reservedFor marks the groups for which Admit reserved a budget token
+	// (1) that has been neither spent on a request nor given back: only
 	// those give a token back when another request answers them.
-	reservedFor []uint8 // 1 for a group with a token
-	reserveBuf  []uint8 // the backing array of reservedFor
+	reservedFor []uint8
 	// hits counts the chunks answered before Commit without a request of
 	// their own (from the cache, or by a flight), for the observer.
 	hits int
@@ -276,10 +275,9 @@ func (e *Engine) prepare(req Request) *job {
 	} else {
 		j.keys = []cacheKey{e.keys.key(query, ref, j.texts)}
 	}
-	// One allocation for the groups' states and, later, their budget
-	// reservations.
+	// One allocation for the groups' states and their budget reservations.
 	buf := make([]uint8, 2*len(j.keys))
-	j.gstate, j.reserveBuf = buf[:len(j.keys):len(j.keys)], buf[len(j.keys):]
+	j.gstate, j.reservedFor = buf[:len(j.keys):len(j.keys)], buf[len(j.keys):]
 	j.todo = len(j.keys)
 	return j
 }
@@ -448,9 +446,9 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		return nil, ErrClosed
 	}
 	// Requests this judgement would make: one per distinct key not already
-	// being decided for another judgement.
+	// being decided for another judgement. (A refused judgement is dropped,
+	// marks and all.)
 	need := 0
-	var reserve []uint8
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue
@@ -458,10 +456,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		if _, ok := e.flights[k]; ok || (e.perChunk && duplicateKey(j.keys[:g], k)) {
 			continue
 		}
-		if reserve == nil {
-			reserve = j.reserveBuf[:len(j.keys)]
-		}
-		reserve[g] = 1
+		j.reservedFor[g] = 1
 		need++
 	}
 	if need > 0 {
@@ -483,7 +478,6 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			return nil, ErrOverBudget
 		}
 	}
-	j.reserved, j.reservedFor = need, reserve
 	return &Ticket{e: e, j: j}, nil
 }
 
@@ -600,8 +594,7 @@ func (t *Ticket) Abandon() {
 		return
 	}
 	t.state = ticketAbandoned
-	e.refundLocked(t.j.reserved)
-	t.j.reserved = 0
+	e.unreserveAllLocked(t.j)
 	if t.j.probe {
 		e.health.probeEnded()
 	}

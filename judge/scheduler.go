@@ -159,21 +159,25 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	return &unit{f: f, pos: allPositions(len(texts)), owner: j}
 }
 
-// unreserveLocked gives back budget reserved for j that will not be spent.
-func (e *Engine) unreserveLocked(j *job, n int) {
-	n = min(n, j.reserved)
-	j.reserved -= n
+// unreserveAllLocked gives back the budget reserved for j's groups that
+// will not be sent.
+func (e *Engine) unreserveAllLocked(j *job) {
+	n := 0
+	for g, r := range j.reservedFor {
+		n += int(r)
+		j.reservedFor[g] = 0
+	}
 	e.refundLocked(n)
 }
 
 // unreserveGroupLocked gives back the token reserved for j's group g, if it
 // has one: the group was answered without a request of its own.
 func (e *Engine) unreserveGroupLocked(j *job, g int) {
-	if j.reservedFor == nil || j.reservedFor[g] == 0 {
+	if j.reservedFor[g] == 0 {
 		return
 	}
 	j.reservedFor[g] = 0
-	e.unreserveLocked(j, 1)
+	e.refundLocked(1)
 }
 
 // spendGroupLocked pays for the request about to be sent for j's group g:
@@ -182,9 +186,8 @@ func (e *Engine) unreserveGroupLocked(j *job, g int) {
 // that request has ended since), with one taken now, in debt if need be:
 // the judgement was admitted, and every request sent is paid for.
 func (e *Engine) spendGroupLocked(j *job, g int) {
-	if j.reservedFor != nil && j.reservedFor[g] != 0 {
+	if j.reservedFor[g] != 0 {
 		j.reservedFor[g] = 0
-		j.reserved--
 		return
 	}
 	if e.budget != nil {
@@ -594,7 +597,7 @@ func (e *Engine) releaseLocked(j *job) {
 	for _, u := range units {
 		e.orphanLocked(u)
 	}
-	e.unreserveLocked(j, j.reserved)
+	e.unreserveAllLocked(j)
 	if j.probe {
 		e.health.probeEnded()
 	}
