@@ -3,7 +3,6 @@ package judge
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -497,8 +496,7 @@ func (e *Engine) capacityLocked(j *job, need int, now time.Time) error {
 	if j.deadline.IsZero() || e.latency.mean == 0 {
 		return nil
 	}
-	rounds := math.Ceil(float64(e.queued+len(e.running)+need) / float64(e.slots))
-	if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+	if e.overrunsLocked(e.queued+len(e.running)+need, now, j.deadline) {
 		return ErrNoCapacity
 	}
 	return nil

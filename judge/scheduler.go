@@ -216,11 +216,17 @@ func (e *Engine) lateLocked(j *job, now time.Time) error {
 		}
 		return nil
 	}
-	rounds := math.Ceil(float64(j.runnable()) / float64(e.slots))
-	if now.Add(time.Duration(rounds * float64(mean))).After(j.deadline) {
+	if e.overrunsLocked(j.runnable(), now, j.deadline) {
 		return ErrNoCapacity
 	}
 	return nil
+}
+
+// overrunsLocked reports whether n requests, sent e.slots at a time at the
+// judge's current mean latency, would end after deadline.
+func (e *Engine) overrunsLocked(n int, now, deadline time.Time) bool {
+	rounds := math.Ceil(float64(n) / float64(e.slots))
+	return now.Add(time.Duration(rounds * float64(e.latency.mean))).After(deadline)
 }
 
 // unitDeadlineLocked is the latest deadline of the judgements waiting for
@@ -560,8 +566,7 @@ func (e *Engine) shedLocked(now time.Time) {
 			ahead += units
 			continue
 		}
-		rounds := math.Ceil(float64(ahead+units) / float64(e.slots))
-		if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+		if e.overrunsLocked(ahead+units, now, j.deadline) {
 			e.failLocked(j, ErrNoCapacity)
 			continue
 		}
