@@ -478,12 +478,6 @@ func (e *Engine) placeLocked(u *unit) {
 // orphanLocked drops a unit nobody waits for any more.
 func (e *Engine) orphanLocked(u *unit) {
 	f := u.f
-	if e.liveWaiterLocked(f) != nil {
-		// Someone still needs it: keep it in line.
-		u.owner = e.liveWaiterLocked(f)
-		e.placeLocked(u)
-		return
-	}
 	// The positions u was to decide will not be decided: the flight can no
 	// longer complete, even if another of its units (after a split) is still
 	// in flight. It must not stay where a later identical judgement would
@@ -600,7 +594,7 @@ func (e *Engine) releaseLocked(j *job) {
 	j.retries = nil
 	e.queued -= len(units)
 	for _, u := range units {
-		e.orphanLocked(u)
+		e.placeLocked(u) // j has finished: under another waiter, or dropped
 	}
 	e.unreserveAllLocked(j)
 	if j.probe {
