@@ -221,8 +221,7 @@ func (s scrubber) classify(err error, sent bool, prompt string) *Error {
 		return &Error{Reason: ReasonInvalidRequest, Detail: s.clean(err.Error(), prompt)}
 	}
 	if errors.Is(err, errBadReply) {
-		// Our own parser's messages never quote the reply.
-		return &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+		return badReply(err)
 	}
 	if errors.Is(err, errRequestTimeout) {
 		return &Error{Reason: ReasonTimeout, Detail: err.Error(), sent: true, cause: errRequestTimeout}
@@ -255,6 +254,13 @@ func (s scrubber) classify(err error, sent bool, prompt string) *Error {
 	}
 	// Transport failures: *url.Error around dial, TLS and reset errors.
 	return &Error{Reason: ReasonUnreachable, Detail: s.clean(err.Error(), prompt), sent: true}
+}
+
+// badReply is the failure of a reply outside the wire contract; err wraps
+// errBadReply. Its text is quoted as is: our own parser's messages never
+// quote the reply.
+func badReply(err error) *Error {
+	return &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
 }
 
 func reasonForStatus(code int) Reason {

@@ -147,7 +147,7 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 	}
 	usage := Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
 	if len(resp.Choices) == 0 {
-		return nil, usage, &Error{Reason: ReasonBadReply, Detail: errBadReply.Error() + ": no choices", sent: true, cause: errBadReply}
+		return nil, usage, badReply(fmt.Errorf("%w: no choices", errBadReply))
 	}
 	content := resp.Choices[0].Message.Content
 	var verdicts []Verdict
@@ -159,7 +159,7 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 		verdicts, err = parseVerdicts(content, len(chunks))
 	}
 	if err != nil {
-		return nil, usage, &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+		return nil, usage, badReply(err)
 	}
 	for i := range verdicts {
 		verdicts[i].Stage = b.ident
