@@ -25,7 +25,6 @@ type openAIBackend struct {
 	timeout    time.Duration
 	criteria   string
 	scrub      scrubber
-	clock      Clock
 	// noTemperature is set for models that accept no temperature but their
 	// default (reasoning models), from the model's name or from the first
 	// refusal of one; the wire then carries none.
@@ -66,11 +65,12 @@ func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 	}
 	// The engine bounds each attempt with its own context; the client's
 	// timeout, if any was configured, is left to it.
-	client := *hc
-	client.Transport = &transport{base: hc.Transport, clock: clock}
-	if client.Transport.(*transport).base == nil {
-		client.Transport.(*transport).base = http.DefaultTransport
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
 	}
+	client := *hc
+	client.Transport = &transport{base: base, clock: clock}
 	cc.HTTPClient = &client
 
 	format := c.ResponseFormat
@@ -90,7 +90,6 @@ func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 		timeout:    c.Timeout,
 		criteria:   c.Criteria,
 		scrub:      newScrubber(append([]string{c.APIKey}, c.Secrets...)...),
-		clock:      clock,
 	}
 	b.noTemperature.Store(isReasoningModel(m.Name))
 	return b
