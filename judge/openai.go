@@ -121,18 +121,18 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 	defer cancel()
 	actx, trace := withAttemptTrace(actx)
 	resp, err := b.client.CreateChatCompletion(actx, req)
-	sent := trace.wasAttempted()
+	sent := trace.attempted.Load()
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller's deadline or shutdown, not the judge's failure. It
 			// was a request only if it reached the judge.
-			return nil, Usage{}, &callerError{err: ctx.Err(), sent: trace.wasWritten()}
+			return nil, Usage{}, &callerError{err: ctx.Err(), sent: trace.written.Load()}
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %s", errRequestTimeout, b.timeout)
 		}
 		e := b.scrub.classify(err, sent, req.Messages[1].Content)
-		e.retryAfter = trace.retryAfterHint()
+		e.retryAfter = time.Duration(trace.retryAfter.Load())
 		if e.Reason == ReasonRejected && e.Status == http.StatusBadRequest && !b.noTemperature.Load() &&
 			strings.Contains(strings.ToLower(e.Detail), "temperature") {
 			// A model that takes no temperature under a name we do not know
