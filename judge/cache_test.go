@@ -224,14 +224,16 @@ func TestCacheDoesNotKeepFailures(t *testing.T) {
 // the leader's deadline.
 func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
 	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		if n == 1 {
-			<-release // the leader's request hangs until its deadline
+			<-release // the leader's request hangs until the leader has ended
 			return chattest.Reply{Status: 500}
 		}
 		return chattest.KeywordJudge("x")(n, r)
 	})
-	defer close(release)
+	defer unblock()
 	obs := newRecordingObserver()
 	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
 	leaderCtx, cancel := context.WithCancel(context.Background())
@@ -258,6 +260,9 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	if err := <-leaderDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leader: %v", err)
 	}
+	// The shared request fails only now (not after judge.timeout, 5 s): the
+	// waiter must ask again itself.
+	unblock()
 	if res := <-waiterDone; len(res.Verdicts) != 1 || !res.Verdicts[0].Relevant {
 		t.Fatalf("waiter: %+v", res)
 	}
