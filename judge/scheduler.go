@@ -184,7 +184,9 @@ func (e *Engine) unreserveGroupLocked(j *job, g int) {
 // with the token reserved for it, or, for a group that needed none at
 // Admit (its key was in flight then, or came earlier in the retrieval, and
 // that request has ended since), with one taken now, in debt if need be:
-// the judgement was admitted, and every request sent is paid for.
+// the judgement was admitted, and every group's first request is paid for.
+// Retries are not: the budget bounds the judgements admitted, and an outage
+// must not read as an exhausted budget.
 func (e *Engine) spendGroupLocked(j *job, g int) {
 	if j.reservedFor[g] != 0 {
 		j.reservedFor[g] = 0
