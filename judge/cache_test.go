@@ -372,3 +372,22 @@ func TestDeduplicationWithoutCache(t *testing.T) {
 		t.Fatalf("with cache.size 0 nothing is kept: %d calls, %v", srv.Calls(), err)
 	}
 }
+
+// CacheLookups is called as chunks are looked up, and only then: tests that
+// let a shared request finish once every judgement has looked its chunk up
+// count its calls. A judgement committed while its chunk was still queued
+// reported an empty lookup, so that such a wait could end before the chunk
+// was attached to the request in flight, and the request was made twice
+// (TestDeduplicationWithoutCache failed about one run in fifteen).
+func TestCacheLookupsReportOnlyChunksLookedUp(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Close() // every observer call made
+	if s := obs.snapshot(); s.lookups != 1 || s.hits != 0 || s.misses != 1 {
+		t.Fatalf("%d lookups (hits %d, misses %d), want one: the chunk's miss", s.lookups, s.hits, s.misses)
+	}
+}

@@ -547,8 +547,10 @@ func (t *Ticket) Commit(done func(Result, error)) {
 			e.unreserveGroupLocked(j, g) // answered without a request of its own
 		}
 	}
-	hits := j.hits
-	e.note(func() { e.obs.CacheLookups(hits, 0) })
+	// Groups still todo are reported when a worker looks them up.
+	if hits := j.hits; hits > 0 {
+		e.note(func() { e.obs.CacheLookups(hits, 0) })
+	}
 	if j.left == 0 {
 		e.completeLocked(j)
 		e.mu.Unlock()
