@@ -106,6 +106,14 @@ func (e *Engine) take() (u *unit, query, ref string) {
 			e.running[u] = struct{}{}
 			return u, u.owner.query, u.owner.ref
 		}
+		if len(e.done) > 0 || len(e.notes) > 0 {
+			// Judgements ended above (late, or decided meanwhile) are
+			// reported now, not when the next event wakes a worker.
+			e.mu.Unlock()
+			e.drain()
+			e.mu.Lock()
+			continue
+		}
 		e.armWakeLocked(now)
 		e.cond.Wait()
 	}
