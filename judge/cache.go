@@ -58,13 +58,12 @@ type cacheEntry struct {
 // along with the whole cache), and it reads the wall clock, which would make
 // TTL tests slow and flaky.
 type verdictCache struct {
-	lru   *lru.Cache[cacheKey, cacheEntry] // nil: no cache
-	ttl   time.Duration
-	clock Clock
+	lru *lru.Cache[cacheKey, cacheEntry] // nil: no cache
+	ttl time.Duration
 }
 
-func newVerdictCache(size int, ttl time.Duration, clock Clock) *verdictCache {
-	c := &verdictCache{ttl: ttl, clock: clock}
+func newVerdictCache(size int, ttl time.Duration) *verdictCache {
+	c := &verdictCache{ttl: ttl}
 	if size > 0 {
 		l, err := lru.New[cacheKey, cacheEntry](size)
 		if err != nil {

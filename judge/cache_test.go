@@ -224,14 +224,16 @@ func TestCacheDoesNotKeepFailures(t *testing.T) {
 // the leader's deadline.
 func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
 	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		if n == 1 {
-			<-release // the leader's request hangs until its deadline
+			<-release // the leader's request hangs until the leader has ended
 			return chattest.Reply{Status: 500}
 		}
 		return chattest.KeywordJudge("x")(n, r)
 	})
-	defer close(release)
+	defer unblock()
 	obs := newRecordingObserver()
 	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
 	leaderCtx, cancel := context.WithCancel(context.Background())
@@ -258,6 +260,9 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	if err := <-leaderDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leader: %v", err)
 	}
+	// The shared request fails only now (not after judge.timeout, 5 s): the
+	// waiter must ask again itself.
+	unblock()
 	if res := <-waiterDone; len(res.Verdicts) != 1 || !res.Verdicts[0].Relevant {
 		t.Fatalf("waiter: %+v", res)
 	}
@@ -365,5 +370,24 @@ func TestDeduplicationWithoutCache(t *testing.T) {
 	}
 	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil || srv.Calls() != 2 {
 		t.Fatalf("with cache.size 0 nothing is kept: %d calls, %v", srv.Calls(), err)
+	}
+}
+
+// CacheLookups is called as chunks are looked up, and only then: tests that
+// let a shared request finish once every judgement has looked its chunk up
+// count its calls. A judgement committed while its chunk was still queued
+// reported an empty lookup, so that such a wait could end before the chunk
+// was attached to the request in flight, and the request was made twice
+// (TestDeduplicationWithoutCache failed about one run in fifteen).
+func TestCacheLookupsReportOnlyChunksLookedUp(t *testing.T) {
+	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	obs := newRecordingObserver()
+	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Close() // every observer call made
+	if s := obs.snapshot(); s.lookups != 1 || s.hits != 0 || s.misses != 1 {
+		t.Fatalf("%d lookups (hits %d, misses %d), want one: the chunk's miss", s.lookups, s.hits, s.misses)
 	}
 }

@@ -3,7 +3,6 @@ package judge
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -128,7 +127,7 @@ func newEngine(c Config, be backend, o options) *Engine {
 		minConfidence: c.MinConfidence,
 		criteria:      c.Criteria,
 		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
-		cache:         newVerdictCache(c.CacheSize, c.CacheTTL, o.clock),
+		cache:         newVerdictCache(c.CacheSize, c.CacheTTL),
 		clock:         o.clock,
 		obs:           o.observer,
 		jitter:        o.jitter,
@@ -210,13 +209,13 @@ type job struct {
 	probe    bool
 	started  bool
 	heapIdx  int
-	reserved int // budget reserved for groups not sent yet
-	// reservedFor marks the groups that reserved is for (nil: none): only
+	// reservedFor marks the groups for which Admit reserved a budget token
+	// (1) that has been neither spent on a request nor given back: only
 	// those give a token back when another request answers them.
-	reservedFor []uint8 // 1 for a group with a token
-	reserveBuf  []uint8 // the backing array of reservedFor
-	hits        int
-	emptyChunks int
+	reservedFor []uint8
+	// hits counts the chunks answered before Commit without a request of
+	// their own (from the cache, or by a flight), for the observer.
+	hits int
 }
 
 // Group states.
@@ -255,7 +254,6 @@ func (e *Engine) prepare(req Request) *job {
 			// A chunk with no text keeps its rank and is not relevant; a
 			// request would only pay to be told so.
 			j.verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
-			j.emptyChunks++
 			continue
 		}
 		j.texts = append(j.texts, truncateRunes(c, e.maxChunkChars))
@@ -276,10 +274,9 @@ func (e *Engine) prepare(req Request) *job {
 	} else {
 		j.keys = []cacheKey{e.keys.key(query, ref, j.texts)}
 	}
-	// One allocation for the groups' states and, later, their budget
-	// reservations.
+	// One allocation for the groups' states and their budget reservations.
 	buf := make([]uint8, 2*len(j.keys))
-	j.gstate, j.reserveBuf = buf[:len(j.keys):len(j.keys)], buf[len(j.keys):]
+	j.gstate, j.reservedFor = buf[:len(j.keys):len(j.keys)], buf[len(j.keys):]
 	j.todo = len(j.keys)
 	return j
 }
@@ -448,9 +445,9 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		return nil, ErrClosed
 	}
 	// Requests this judgement would make: one per distinct key not already
-	// being decided for another judgement.
+	// being decided for another judgement. (A refused judgement is dropped,
+	// marks and all.)
 	need := 0
-	var reserve []uint8
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue
@@ -458,10 +455,7 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 		if _, ok := e.flights[k]; ok || (e.perChunk && duplicateKey(j.keys[:g], k)) {
 			continue
 		}
-		if reserve == nil {
-			reserve = j.reserveBuf[:len(j.keys)]
-		}
-		reserve[g] = 1
+		j.reservedFor[g] = 1
 		need++
 	}
 	if need > 0 {
@@ -483,7 +477,6 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			return nil, ErrOverBudget
 		}
 	}
-	j.reserved, j.reservedFor = need, reserve
 	return &Ticket{e: e, j: j}, nil
 }
 
@@ -503,8 +496,7 @@ func (e *Engine) capacityLocked(j *job, need int, now time.Time) error {
 	if j.deadline.IsZero() || e.latency.mean == 0 {
 		return nil
 	}
-	rounds := math.Ceil(float64(e.queued+len(e.running)+need) / float64(e.slots))
-	if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+	if e.overrunsLocked(e.queued+len(e.running)+need, now, j.deadline) {
 		return ErrNoCapacity
 	}
 	return nil
@@ -546,7 +538,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	for g, k := range j.keys {
 		if j.gstate[g] == groupTodo {
 			if f, ok := e.flights[k]; ok {
-				e.attachLocked(j, g, f)
+				j.hits += e.attachLocked(j, g, f)
 			}
 		}
 	}
@@ -555,9 +547,10 @@ func (t *Ticket) Commit(done func(Result, error)) {
 			e.unreserveGroupLocked(j, g) // answered without a request of its own
 		}
 	}
-	hits := j.hits
-	j.hits = 0
-	e.note(func() { e.obs.CacheLookups(hits, 0) })
+	// Groups still todo are reported when a worker looks them up.
+	if hits := j.hits; hits > 0 {
+		e.note(func() { e.obs.CacheLookups(hits, 0) })
+	}
 	if j.left == 0 {
 		e.completeLocked(j)
 		e.mu.Unlock()
@@ -575,15 +568,16 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	e.drain()
 }
 
-// attachLocked makes job j wait for flight f to decide its group g.
-func (e *Engine) attachLocked(j *job, g int, f *flight) {
+// attachLocked makes job j wait for flight f to decide its group g, and
+// returns the number of chunks in the group.
+func (e *Engine) attachLocked(j *job, g int, f *flight) int {
 	_, idx := j.groupOf(g, e.perChunk)
 	f.waiters = append(f.waiters, waiter{j: j, idx: idx, g: g})
 	if j.gstate[g] == groupTodo {
 		j.todo--
 	}
 	j.gstate[g] = groupWaiting
-	j.hits += len(idx)
+	return len(idx)
 }
 
 // Decided reports whether the judgement needs no request: every chunk was
@@ -600,8 +594,7 @@ func (t *Ticket) Abandon() {
 		return
 	}
 	t.state = ticketAbandoned
-	e.refundLocked(t.j.reserved)
-	t.j.reserved = 0
+	e.unreserveAllLocked(t.j)
 	if t.j.probe {
 		e.health.probeEnded()
 	}

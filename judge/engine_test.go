@@ -467,3 +467,53 @@ func TestCloseEndsJudgementsInFlight(t *testing.T) {
 	}
 	<-closed
 }
+
+// A judgement that a worker finds decided when it takes it (from the cache,
+// here) is ended there: its done must not wait for the next event in the
+// engine, which may never come. The worker used to go back to waiting for
+// work with the completion (and the observer calls) still queued.
+func TestJudgementEndedInTakeIsReportedAtOnce(t *testing.T) {
+	gate := make(chan struct{})
+	be := &scriptBackend{perChunk: true, f: func(_ context.Context, chunks []string) ([]Verdict, Usage, error) {
+		if chunks[0] == "busy" {
+			<-gate
+		}
+		return allRelevant(chunks), Usage{}, nil
+	}}
+	c := testConfig("")
+	c.MaxConcurrency = 1
+	c.CacheSize = 10
+	e := testEngine(t, c, be)
+	busy := make(chan error, 1)
+	go func() {
+		_, err := e.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"busy"}})
+		busy <- err
+	}()
+	for stateOf(e).running == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Both wait for the one slot with "x" to ask; the first to get it
+	// decides "x" for the second, which the worker then finds in the cache.
+	done := make(chan error, 2)
+	for range 2 {
+		tk, err := e.Admit(Request{Reference: "r", Chunks: []string{"x"}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Commit(func(_ Result, err error) { done <- err })
+	}
+	close(gate)
+	for i := range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("judgement %d, decided by the worker, was never reported; engine %v", i+1, stateOf(e))
+		}
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,15 +96,16 @@ func (e *Error) Error() string {
 }
 
 // retryable reports whether another attempt could succeed: 429, 5xx,
-// timeouts, broken connections and replies outside the contract may pass
-// next time; a client error would be refused the same way again, and a
-// request the library refuses to send would be refused again.
+// timeouts (408 among them), broken connections and replies outside the
+// contract may pass next time; a client error would be refused the same
+// way again, and a request the library refuses to send would be refused
+// again.
 func (e *Error) retryable() bool {
 	switch e.Reason {
 	case ReasonRateLimited, ReasonServerError, ReasonUnreachable, ReasonTimeout, ReasonBadReply:
 		return true
 	}
-	return e.Status == http.StatusRequestTimeout
+	return false
 }
 
 // outage reports whether the failure says the judge is unavailable, rather
@@ -210,19 +210,15 @@ func echoes(text, prompt string) bool {
 }
 
 // classify turns what one attempt returned into an *Error. sent is false
-// when the request never reached the transport; ctx is the attempt's own
-// context, whose timeout is judge.timeout.
+// when the request never reached the transport. The attempt has already
+// told its caller's deadline from judge.timeout, which it passes here as
+// errRequestTimeout.
 func (s scrubber) classify(err error, sent bool, prompt string) *Error {
-	var je *Error
-	if errors.As(err, &je) {
-		return je
-	}
 	if !sent {
 		return &Error{Reason: ReasonInvalidRequest, Detail: s.clean(err.Error(), prompt)}
 	}
 	if errors.Is(err, errBadReply) {
-		// Our own parser's messages never quote the reply.
-		return &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+		return badReply(err)
 	}
 	if errors.Is(err, errRequestTimeout) {
 		return &Error{Reason: ReasonTimeout, Detail: err.Error(), sent: true, cause: errRequestTimeout}
@@ -250,11 +246,15 @@ func (s scrubber) classify(err error, sent bool, prompt string) *Error {
 		}
 		return &Error{Reason: reasonForStatus(reqErr.HTTPStatusCode), Status: reqErr.HTTPStatusCode, Detail: s.clean(detail, prompt), sent: true}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Reason: ReasonTimeout, Detail: "no reply in time", sent: true}
-	}
 	// Transport failures: *url.Error around dial, TLS and reset errors.
 	return &Error{Reason: ReasonUnreachable, Detail: s.clean(err.Error(), prompt), sent: true}
+}
+
+// badReply is the failure of a reply outside the wire contract; err wraps
+// errBadReply. Its text is quoted as is: our own parser's messages never
+// quote the reply.
+func badReply(err error) *Error {
+	return &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
 }
 
 func reasonForStatus(code int) Reason {

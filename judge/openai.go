@@ -25,7 +25,6 @@ type openAIBackend struct {
 	timeout    time.Duration
 	criteria   string
 	scrub      scrubber
-	clock      Clock
 	// noTemperature is set for models that accept no temperature but their
 	// default (reasoning models), from the model's name or from the first
 	// refusal of one; the wire then carries none.
@@ -66,11 +65,12 @@ func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 	}
 	// The engine bounds each attempt with its own context; the client's
 	// timeout, if any was configured, is left to it.
-	client := *hc
-	client.Transport = &transport{base: hc.Transport, clock: clock}
-	if client.Transport.(*transport).base == nil {
-		client.Transport.(*transport).base = http.DefaultTransport
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
 	}
+	client := *hc
+	client.Transport = &transport{base: base, clock: clock}
 	cc.HTTPClient = &client
 
 	format := c.ResponseFormat
@@ -90,7 +90,6 @@ func newOpenAI(c Config, m Model, hc *http.Client, clock Clock) *openAIBackend {
 		timeout:    c.Timeout,
 		criteria:   c.Criteria,
 		scrub:      newScrubber(append([]string{c.APIKey}, c.Secrets...)...),
-		clock:      clock,
 	}
 	b.noTemperature.Store(isReasoningModel(m.Name))
 	return b
@@ -122,18 +121,18 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 	defer cancel()
 	actx, trace := withAttemptTrace(actx)
 	resp, err := b.client.CreateChatCompletion(actx, req)
-	sent := trace.wasAttempted()
+	sent := trace.attempted.Load()
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller's deadline or shutdown, not the judge's failure. It
 			// was a request only if it reached the judge.
-			return nil, Usage{}, &callerError{err: ctx.Err(), sent: trace.wasWritten()}
+			return nil, Usage{}, &callerError{err: ctx.Err(), sent: trace.written.Load()}
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %s", errRequestTimeout, b.timeout)
 		}
 		e := b.scrub.classify(err, sent, req.Messages[1].Content)
-		e.retryAfter = trace.retryAfterHint()
+		e.retryAfter = time.Duration(trace.retryAfter.Load())
 		if e.Reason == ReasonRejected && e.Status == http.StatusBadRequest && !b.noTemperature.Load() &&
 			strings.Contains(strings.ToLower(e.Detail), "temperature") {
 			// A model that takes no temperature under a name we do not know
@@ -147,7 +146,7 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 	}
 	usage := Usage{PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
 	if len(resp.Choices) == 0 {
-		return nil, usage, &Error{Reason: ReasonBadReply, Detail: errBadReply.Error() + ": no choices", sent: true, cause: errBadReply}
+		return nil, usage, badReply(fmt.Errorf("%w: no choices", errBadReply))
 	}
 	content := resp.Choices[0].Message.Content
 	var verdicts []Verdict
@@ -159,7 +158,7 @@ func (b *openAIBackend) attempt(ctx context.Context, query, ref string, chunks [
 		verdicts, err = parseVerdicts(content, len(chunks))
 	}
 	if err != nil {
-		return nil, usage, &Error{Reason: ReasonBadReply, Detail: err.Error(), sent: true, cause: errBadReply}
+		return nil, usage, badReply(err)
 	}
 	for i := range verdicts {
 		verdicts[i].Stage = b.ident

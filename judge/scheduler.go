@@ -19,7 +19,6 @@ type flight struct {
 	texts    []string
 	verdicts []Verdict
 	pending  int // positions not decided yet
-	units    int // units still deciding it
 	failed   bool
 	waiters  []waiter
 }
@@ -43,9 +42,8 @@ type unit struct {
 	notBefore time.Time
 	// ctx and cancel bound the attempt under way: the latest deadline of
 	// the judgements waiting for it, and Close.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	heapIdx int
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (u *unit) texts() []string {
@@ -108,6 +106,14 @@ func (e *Engine) take() (u *unit, query, ref string) {
 			e.running[u] = struct{}{}
 			return u, u.owner.query, u.owner.ref
 		}
+		if len(e.done) > 0 || len(e.notes) > 0 {
+			// Judgements ended above (late, or decided meanwhile) are
+			// reported now, not when the next event wakes a worker.
+			e.mu.Unlock()
+			e.drain()
+			e.mu.Lock()
+			continue
+		}
 		e.armWakeLocked(now)
 		e.cond.Wait()
 	}
@@ -149,45 +155,49 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 		e.unreserveGroupLocked(j, g)
 		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
 		e.attachLocked(j, g, f)
-		j.hits = 0
 		return nil
 	}
 	e.spendGroupLocked(j, g)
 	e.note(func() { e.obs.CacheLookups(0, len(idx)) })
-	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts), units: 1,
+	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts),
 		waiters: []waiter{{j: j, idx: idx, g: g}}}
 	e.flights[k] = f
 	j.todo--
 	j.gstate[g] = groupWaiting
-	return &unit{f: f, pos: allPositions(len(texts)), owner: j, heapIdx: -1}
+	return &unit{f: f, pos: allPositions(len(texts)), owner: j}
 }
 
-// unreserveLocked gives back budget reserved for j that will not be spent.
-func (e *Engine) unreserveLocked(j *job, n int) {
-	n = min(n, j.reserved)
-	j.reserved -= n
+// unreserveAllLocked gives back the budget reserved for j's groups that
+// will not be sent.
+func (e *Engine) unreserveAllLocked(j *job) {
+	n := 0
+	for g, r := range j.reservedFor {
+		n += int(r)
+		j.reservedFor[g] = 0
+	}
 	e.refundLocked(n)
 }
 
 // unreserveGroupLocked gives back the token reserved for j's group g, if it
 // has one: the group was answered without a request of its own.
 func (e *Engine) unreserveGroupLocked(j *job, g int) {
-	if j.reservedFor == nil || j.reservedFor[g] == 0 {
+	if j.reservedFor[g] == 0 {
 		return
 	}
 	j.reservedFor[g] = 0
-	e.unreserveLocked(j, 1)
+	e.refundLocked(1)
 }
 
 // spendGroupLocked pays for the request about to be sent for j's group g:
 // with the token reserved for it, or, for a group that needed none at
 // Admit (its key was in flight then, or came earlier in the retrieval, and
 // that request has ended since), with one taken now, in debt if need be:
-// the judgement was admitted, and every request sent is paid for.
+// the judgement was admitted, and every group's first request is paid for.
+// Retries are not: the budget bounds the judgements admitted, and an outage
+// must not read as an exhausted budget.
 func (e *Engine) spendGroupLocked(j *job, g int) {
-	if j.reservedFor != nil && j.reservedFor[g] != 0 {
+	if j.reservedFor[g] != 0 {
 		j.reservedFor[g] = 0
-		j.reserved--
 		return
 	}
 	if e.budget != nil {
@@ -216,11 +226,17 @@ func (e *Engine) lateLocked(j *job, now time.Time) error {
 		}
 		return nil
 	}
-	rounds := math.Ceil(float64(j.runnable()) / float64(e.slots))
-	if now.Add(time.Duration(rounds * float64(mean))).After(j.deadline) {
+	if e.overrunsLocked(j.runnable(), now, j.deadline) {
 		return ErrNoCapacity
 	}
 	return nil
+}
+
+// overrunsLocked reports whether n requests, sent e.slots at a time at the
+// judge's current mean latency, would end after deadline.
+func (e *Engine) overrunsLocked(n int, now, deadline time.Time) bool {
+	rounds := math.Ceil(float64(n) / float64(e.slots))
+	return now.Add(time.Duration(rounds * float64(e.latency.mean))).After(deadline)
 }
 
 // unitDeadlineLocked is the latest deadline of the judgements waiting for
@@ -393,7 +409,6 @@ func (e *Engine) backoff(attempt int) time.Duration {
 // the flight when every position is decided.
 func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
 	f := u.f
-	f.units--
 	if f.failed {
 		return
 	}
@@ -423,7 +438,6 @@ func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
 // failFlightLocked ends a flight that cannot be decided: every judgement
 // waiting for it fails with err, which they would meet again themselves.
 func (e *Engine) failFlightLocked(f *flight, err *Error) {
-	f.units--
 	if f.failed {
 		return
 	}
@@ -439,10 +453,8 @@ func (e *Engine) failFlightLocked(f *flight, err *Error) {
 // splitLocked replaces u by one unit per position.
 func (e *Engine) splitLocked(u *unit, now time.Time) {
 	f := u.f
-	f.units--
 	for _, p := range u.pos {
-		f.units++
-		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner, heapIdx: -1}, now)
+		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner}, now)
 	}
 }
 
@@ -476,13 +488,6 @@ func (e *Engine) placeLocked(u *unit) {
 // orphanLocked drops a unit nobody waits for any more.
 func (e *Engine) orphanLocked(u *unit) {
 	f := u.f
-	if e.liveWaiterLocked(f) != nil {
-		// Someone still needs it: keep it in line.
-		u.owner = e.liveWaiterLocked(f)
-		e.placeLocked(u)
-		return
-	}
-	f.units--
 	// The positions u was to decide will not be decided: the flight can no
 	// longer complete, even if another of its units (after a split) is still
 	// in flight. It must not stay where a later identical judgement would
@@ -565,8 +570,7 @@ func (e *Engine) shedLocked(now time.Time) {
 			ahead += units
 			continue
 		}
-		rounds := math.Ceil(float64(ahead+units) / float64(e.slots))
-		if now.Add(time.Duration(rounds * float64(e.latency.mean))).After(j.deadline) {
+		if e.overrunsLocked(ahead+units, now, j.deadline) {
 			e.failLocked(j, ErrNoCapacity)
 			continue
 		}
@@ -600,9 +604,9 @@ func (e *Engine) releaseLocked(j *job) {
 	j.retries = nil
 	e.queued -= len(units)
 	for _, u := range units {
-		e.orphanLocked(u)
+		e.placeLocked(u) // j has finished: under another waiter, or dropped
 	}
-	e.unreserveLocked(j, j.reserved)
+	e.unreserveAllLocked(j)
 	if j.probe {
 		e.health.probeEnded()
 	}
@@ -653,25 +657,19 @@ func (h *jobHeap) Pop() any {
 }
 func (h *jobHeap) push(j *job) { heap.Push(h, j) }
 
-// unitHeap is the units waiting out a backoff.
+// unitHeap is the units waiting out a backoff. Unlike jobHeap it keeps no
+// index in its elements: a unit leaves it only by Pop, once its backoff is
+// over.
 type unitHeap []*unit
 
 func (h unitHeap) Len() int           { return len(h) }
 func (h unitHeap) Less(a, b int) bool { return h[a].notBefore.Before(h[b].notBefore) }
-func (h unitHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].heapIdx, h[b].heapIdx = a, b
-}
-func (h *unitHeap) Push(x any) {
-	u := x.(*unit)
-	u.heapIdx = len(*h)
-	*h = append(*h, u)
-}
+func (h unitHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *unitHeap) Push(x any)        { *h = append(*h, x.(*unit)) }
 func (h *unitHeap) Pop() any {
 	old := *h
 	u := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	u.heapIdx = -1
 	return u
 }

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,11 +46,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	trace, _ := req.Context().Value(attemptTraceKey{}).(*attemptTrace)
 	if trace != nil {
-		trace.markAttempted()
+		trace.attempted.Store(true)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if trace != nil && resp != nil && resp.StatusCode >= 400 {
-		trace.setRetryAfter(retryAfter(resp.Header, t.clock.Now()))
+		trace.retryAfter.Store(int64(retryAfter(resp.Header, t.clock.Now())))
 	}
 	return resp, err
 }
@@ -58,51 +58,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 type attemptTraceKey struct{}
 
 // attemptTrace carries what the transport saw of one attempt back to the
-// code that made it.
+// code that made it. Its fields are set from the transport's goroutines.
 type attemptTrace struct {
-	mu sync.Mutex
 	// attempted: the request reached the transport (go-openai did not
 	// refuse it); written: it was written to a connection.
-	attempted, written bool
-	after              time.Duration
-}
-
-func (h *attemptTrace) markAttempted() {
-	h.mu.Lock()
-	h.attempted = true
-	h.mu.Unlock()
-}
-
-func (h *attemptTrace) markWritten() {
-	h.mu.Lock()
-	h.written = true
-	h.mu.Unlock()
-}
-
-// wasAttempted reports whether the request reached the transport.
-func (h *attemptTrace) wasAttempted() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.attempted
-}
-
-// wasWritten reports whether the request reached a connection.
-func (h *attemptTrace) wasWritten() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.written
-}
-
-func (h *attemptTrace) setRetryAfter(d time.Duration) {
-	h.mu.Lock()
-	h.after = d
-	h.mu.Unlock()
-}
-
-func (h *attemptTrace) retryAfterHint() time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.after
+	attempted, written atomic.Bool
+	// retryAfter is the failed reply's Retry-After, a time.Duration.
+	retryAfter atomic.Int64
 }
 
 // retryAfter reads how long the server asked us to wait: retry-after-ms
@@ -135,7 +97,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 func withAttemptTrace(ctx context.Context) (context.Context, *attemptTrace) {
 	h := &attemptTrace{}
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { h.markWritten() },
+		WroteRequest: func(httptrace.WroteRequestInfo) { h.written.Store(true) },
 	})
 	return context.WithValue(ctx, attemptTraceKey{}, h), h
 }
