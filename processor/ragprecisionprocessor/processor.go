@@ -156,7 +156,6 @@ type consumeState struct {
 	inlineEnds time.Time
 	held       []*heldSpan
 	emptied    map[int][]int // resource index -> scopes emptied by holding
-	counts     candidateCounts
 }
 
 // ConsumeTraces forwards the batch at once, minus the selected spans it
@@ -164,6 +163,9 @@ type consumeState struct {
 // are neither changed nor delayed; spans judged inline go on scored.
 func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	st := consumeState{ctx: ctx}
+	// counts is not part of st: judgeOrHold lets st's contents escape, and
+	// counts must stay on the stack.
+	var counts candidateCounts
 	if p.cfg.TraceJoin.Enabled {
 		p.observeAnswers(td)
 	}
@@ -188,7 +190,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 				}
 				dataSource := p.dataSource(span)
 				selected := p.sampler.selected(span)
-				st.counts.add(service, dataSource, selected)
+				counts.add(service, dataSource, selected)
 				if !selected {
 					continue
 				}
@@ -224,7 +226,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 			}
 		}
 	}
-	p.tel.recordCandidates(ctx, &st.counts)
+	p.tel.recordCandidates(ctx, &counts)
 	removeEmptied(td, st.emptied)
 
 	if len(st.held) > 0 && td.ResourceSpans().Len() == 0 {

@@ -102,6 +102,7 @@ type telemetry struct {
 	traceAnswersEvicted metric.Int64Counter
 	verdicts            metric.Int64Counter
 	stageSets           map[string]metric.MeasurementOption
+	sourceSets          map[[2]string][]metric.AddOption
 	scoreSetsBy         map[[4]string]scoreLabelSets
 
 	judgeModel string
@@ -133,6 +134,7 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 		requestsBy:  map[[2]string]metric.MeasurementOption{},
 		droppedBy:   map[string]metric.MeasurementOption{},
 		stageSets:   map[string]metric.MeasurementOption{},
+		sourceSets:  map[[2]string][]metric.AddOption{},
 		scoreSetsBy: map[[4]string]scoreLabelSets{},
 	}
 	var errs []error
@@ -276,9 +278,13 @@ func (t *telemetry) droppedSet(reason string) metric.MeasurementOption {
 }
 
 // candidateCounts are the candidates and selected spans of one batch, per
-// service and data source.
+// service and data source. The first few series are kept in place rather
+// than in a slice, so that counting the candidates of most batches
+// allocates nothing.
 type candidateCounts struct {
-	entries []candidateCount
+	few  [4]candidateCount
+	n    int // entries of few in use
+	more []candidateCount
 }
 
 type candidateCount struct {
@@ -287,37 +293,54 @@ type candidateCount struct {
 }
 
 func (c *candidateCounts) add(service, dataSource string, selected bool) {
-	var e *candidateCount
-	for i := range c.entries {
-		if c.entries[i].service == service && c.entries[i].dataSource == dataSource {
-			e = &c.entries[i]
-			break
-		}
-	}
-	if e == nil {
-		c.entries = append(c.entries, candidateCount{service: service, dataSource: dataSource})
-		e = &c.entries[len(c.entries)-1]
-	}
+	e := c.series(service, dataSource)
 	e.candidates++
 	if selected {
 		e.chosen++
 	}
 }
 
+// series is the entry of a service and data source, added if new.
+func (c *candidateCounts) series(service, dataSource string) *candidateCount {
+	for i := range c.few[:c.n] {
+		if c.few[i].service == service && c.few[i].dataSource == dataSource {
+			return &c.few[i]
+		}
+	}
+	for i := range c.more {
+		if c.more[i].service == service && c.more[i].dataSource == dataSource {
+			return &c.more[i]
+		}
+	}
+	e := candidateCount{service: service, dataSource: dataSource}
+	if c.n < len(c.few) {
+		c.few[c.n] = e
+		c.n++
+		return &c.few[c.n-1]
+	}
+	c.more = append(c.more, e)
+	return &c.more[len(c.more)-1]
+}
+
 // recordCandidates counts a batch's candidates and selected spans.
 func (t *telemetry) recordCandidates(ctx context.Context, c *candidateCounts) {
-	for _, e := range c.entries {
-		service, dataSource, folded := t.series.admit(e.service, e.dataSource)
-		if folded {
-			t.seriesFolded.Add(ctx, e.candidates)
-		}
-		set := metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(labelServiceName, service),
-			attribute.String(labelDataSource, dataSource)))
-		t.candidates.Add(ctx, e.candidates, set)
-		if e.chosen > 0 {
-			t.selected.Add(ctx, e.chosen, set)
-		}
+	for _, e := range c.few[:c.n] {
+		t.recordSeriesCandidates(ctx, e)
+	}
+	for _, e := range c.more {
+		t.recordSeriesCandidates(ctx, e)
+	}
+}
+
+func (t *telemetry) recordSeriesCandidates(ctx context.Context, e candidateCount) {
+	service, dataSource, folded := t.series.admit(e.service, e.dataSource)
+	if folded {
+		t.seriesFolded.Add(ctx, e.candidates)
+	}
+	set := t.sourceSet(service, dataSource)
+	t.candidates.Add(ctx, e.candidates, set...)
+	if e.chosen > 0 {
+		t.selected.Add(ctx, e.chosen, set...)
 	}
 }
 
@@ -331,15 +354,16 @@ func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dat
 	v := r.score.Value
 	t.precision.Record(ctx, v, sets.precision)
 	t.squares.Add(ctx, v*v, sets.precision)
-	t.scored.Add(ctx, 1, sets.source)
+	t.scored.Add(ctx, 1, sets.source...)
 	if r.passed {
-		t.passed.Add(ctx, 1, sets.source)
+		t.passed.Add(ctx, 1, sets.source...)
 	}
 }
 
 // scoreLabelSets are the attribute sets of one series of scores.
 type scoreLabelSets struct {
-	precision, source metric.MeasurementOption
+	precision metric.MeasurementOption
+	source    []metric.AddOption
 }
 
 // scoreSets returns the attribute sets of a series, built once: building a
@@ -359,12 +383,33 @@ func (t *telemetry) scoreSets(service, dataSource, refSource, judgeID string) sc
 			attribute.String(labelReferenceSource, refSource),
 			attribute.String(labelJudgeModel, judgeID),
 		)),
-		source: metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(labelServiceName, service),
-			attribute.String(labelDataSource, dataSource))),
+		source: t.sourceSetLocked(service, dataSource),
 	}
 	t.scoreSetsBy[key] = s
 	return s
+}
+
+// sourceSet returns the options of a (service_name, data_source) series,
+// built once: candidates are counted on every batch, also when none is
+// selected, and building a set allocates, as does the variadic argument of
+// Add unless it is a slice passed on whole. The series are bounded by
+// max_series.
+func (t *telemetry) sourceSet(service, dataSource string) []metric.AddOption {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sourceSetLocked(service, dataSource)
+}
+
+func (t *telemetry) sourceSetLocked(service, dataSource string) []metric.AddOption {
+	key := [2]string{service, dataSource}
+	if o, ok := t.sourceSets[key]; ok {
+		return o
+	}
+	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+		attribute.String(labelServiceName, service),
+		attribute.String(labelDataSource, dataSource)))}
+	t.sourceSets[key] = o
+	return o
 }
 
 // recordStages counts a scored span's verdicts by the stage that decided
