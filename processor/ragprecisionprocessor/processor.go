@@ -63,8 +63,6 @@ type ragProcessor struct {
 	drained   chan struct{} // closed when held reaches 0 after closed
 	// joins are the traces whose answer held spans wait for (trace_join).
 	joins map[pcommon.TraceID]*traceJoin
-	// joining mirrors len(joins).
-	joining atomic.Int64
 	// answers remembers recent traces' answers (trace_join).
 	answers *answerMemory
 

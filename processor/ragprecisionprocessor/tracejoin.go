@@ -35,7 +35,6 @@ func (p *ragProcessor) joinLocked(h *heldSpan) *traceJoin {
 			j.answer = *a
 		}
 		p.joins[id] = j
-		p.joining.Add(1)
 	}
 	j.waiters = append(j.waiters, h)
 	return j
@@ -82,7 +81,6 @@ func (p *ragProcessor) leaveLocked(h *heldSpan) {
 	}
 	if len(j.waiters) == 0 {
 		delete(p.joins, j.id)
-		p.joining.Add(-1)
 	}
 }
 
