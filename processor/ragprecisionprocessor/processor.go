@@ -148,7 +148,6 @@ func (p *ragProcessor) Capabilities() consumer.Capabilities {
 
 // consumeState is what one ConsumeTraces call accumulates.
 type consumeState struct {
-	ctx        context.Context
 	call       *callContext
 	now        time.Time
 	inlineEnds time.Time
@@ -160,7 +159,7 @@ type consumeState struct {
 // holds for an LLM judge. Spans that are not candidates, or not selected,
 // are neither changed nor delayed; spans judged inline go on scored.
 func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	st := consumeState{ctx: ctx}
+	var st consumeState
 	// counts is not part of st: judgeOrHold lets st's contents escape, and
 	// counts must stay on the stack.
 	var counts candidateCounts
