@@ -76,11 +76,6 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		return nil, err
 	}
 	health := newHealthReporter(set.Logger)
-	tel, err := newTelemetry(set, cfg, judgeID, health.healthy)
-	if err != nil {
-		return nil, err
-	}
-	stopCtx, stop := context.WithCancel(context.Background())
 	p := &ragProcessor{
 		cfg:    cfg,
 		set:    set,
@@ -93,16 +88,18 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		judgeID:   judgeID,
 		judgeOpts: opts,
 		sampler:   newSampler(cfg.SamplingPercentage),
-		tel:       tel,
 		health:    health,
 		warn:      newWarnings(set.Logger, time.Now),
 		now:       time.Now,
-		stopCtx:   stopCtx,
-		stop:      stop,
 		joins:     make(map[pcommon.TraceID]*traceJoin),
 	}
+	// The answer memory is there before the metrics that read it.
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
-		func(n int64) { tel.traceAnswersEvicted.Add(context.Background(), n) })
+		func(n int64) { p.tel.traceAnswersEvicted.Add(context.Background(), n) })
+	if p.tel, err = newTelemetry(set, cfg, judgeID, health.healthy, p.holding); err != nil {
+		return nil, err
+	}
+	p.stopCtx, p.stop = context.WithCancel(context.Background())
 	p.fwd = newForwarder(p)
 	p.deadlines = &deadlines{p: p}
 	return p, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -87,18 +86,16 @@ type telemetry struct {
 	tokens       metric.Int64Counter
 	cost         metric.Float64Counter
 	latency      metric.Float64Histogram
-	held         metric.Int64UpDownCounter
-	heldBytes    metric.Int64UpDownCounter
+	held         metric.Int64ObservableUpDownCounter
+	heldBytes    metric.Int64ObservableUpDownCounter
 	maxSpans     metric.Int64ObservableGauge
 	maxBytes     metric.Int64ObservableGauge
 	dropped      metric.Int64Counter
 	seriesFolded metric.Int64Counter
 	judgeUp      metric.Int64ObservableGauge
 	registration metric.Registration
-	// traceAnswers is the number of traces whose answers are remembered
-	// (trace_join), as last seen.
-	traceAnswers        *lastValue
-	traceAnswersGauge   metric.Int64ObservableGauge
+	// traceAnswers are the traces whose answers trace_join remembers.
+	traceAnswers        metric.Int64ObservableGauge
 	traceAnswersEvicted metric.Int64Counter
 	verdicts            metric.Int64Counter
 	stageSets           map[string]metric.MeasurementOption
@@ -108,8 +105,10 @@ type telemetry struct {
 	judgeModel string
 	pricing    config.Pricing
 	series     *seriesLimiter
-	// healthy is read by the judge_up gauge.
+	// healthy is read by the judge_up gauge, holding by the held_spans,
+	// held_bytes and trace_answers ones.
 	healthy func() bool
+	holding func() holding
 
 	// Attribute sets used on hot paths, built once.
 	model      metric.MeasurementOption
@@ -122,7 +121,15 @@ type telemetry struct {
 	droppedBy  map[string]metric.MeasurementOption
 }
 
-func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, healthy func() bool) (*telemetry, error) {
+// holding is what the processor holds now, read when metrics are
+// collected.
+type holding struct {
+	spans, bytes int64
+	// traceAnswers are the traces whose answers trace_join remembers.
+	traceAnswers int64
+}
+
+func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, healthy func() bool, heldNow func() holding) (*telemetry, error) {
 	maxSeries, pricing := cfg.MaxSeries, cfg.Judge.Pricing
 	m := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{
@@ -130,6 +137,7 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 		judgeModel:  judgeModel,
 		pricing:     pricing,
 		healthy:     healthy,
+		holding:     heldNow,
 		unscoredBy:  map[[2]string]metric.MeasurementOption{},
 		requestsBy:  map[[2]string]metric.MeasurementOption{},
 		droppedBy:   map[string]metric.MeasurementOption{},
@@ -168,10 +176,10 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	t.latency = h(metricLatency, "Latency of requests to the judge, by judge_model.", "s", latencyBuckets)
 	t.dropped = c(metricDropped, "Held spans lost: refused permanently by the next consumer, or not forwarded within shutdown_timeout (reason refused, shutdown).", "{spans}")
 	t.seriesFolded = c(metricSeriesFolded, "Spans recorded under service_name/data_source \"other\" because max_series was reached.", "{spans}")
-	held, err := m.Int64UpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
+	held, err := m.Int64ObservableUpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
 	t.held = held
-	t.heldBytes, err = m.Int64UpDownCounter(metricHeldBytes, metric.WithDescription("What the held spans weigh against max_pending_bytes now."), metric.WithUnit("By"))
+	t.heldBytes, err = m.Int64ObservableUpDownCounter(metricHeldBytes, metric.WithDescription("What the held spans weigh against max_pending_bytes now."), metric.WithUnit("By"))
 	errs = append(errs, err)
 	t.maxSpans, err = m.Int64ObservableGauge(metricMaxSpans, metric.WithDescription("The configured max_pending_spans, for alerts on held_spans near it."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
@@ -180,8 +188,7 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	up, err := m.Int64ObservableGauge(metricJudgeUp, metric.WithDescription("1 while the judge answers, 0 while its health breaker is open (it failed repeatedly; see the reason of judge_error spans)."), metric.WithUnit("1"))
 	errs = append(errs, err)
 	t.judgeUp = up
-	t.traceAnswers = &lastValue{}
-	t.traceAnswersGauge, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
+	t.traceAnswers, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
 	errs = append(errs, err)
 	t.verdicts = c(metricVerdicts, "Chunk verdicts of scored spans, by the judge that decided them (stage: builtin:lexical or the LLM in a cascade; \"empty\" for chunks without text) and whether they were relevant.", "{verdicts}")
 	t.traceAnswersEvicted = c(metricAnswersLost, "Trace answers forgotten before trace_join.wait passed, for lack of room (trace_join.max_traces, max_bytes).", "{traces}")
@@ -195,11 +202,14 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 			v = 1
 		}
 		o.ObserveInt64(t.judgeUp, v, t.model)
-		o.ObserveInt64(t.traceAnswersGauge, t.traceAnswers.get())
+		held := t.holding()
+		o.ObserveInt64(t.held, held.spans)
+		o.ObserveInt64(t.heldBytes, held.bytes)
+		o.ObserveInt64(t.traceAnswers, held.traceAnswers)
 		o.ObserveInt64(t.maxSpans, int64(cfg.MaxPendingSpans))
 		o.ObserveInt64(t.maxBytes, cfg.MaxPendingBytes)
 		return nil
-	}, t.judgeUp, t.traceAnswersGauge, t.maxSpans, t.maxBytes)
+	}, t.judgeUp, t.held, t.heldBytes, t.traceAnswers, t.maxSpans, t.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +229,6 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	for _, r := range []string{dropRefused, dropShutdown} {
 		t.dropped.Add(ctx, 0, t.droppedSet(r))
 	}
-	t.held.Add(ctx, 0)
-	t.heldBytes.Add(ctx, 0)
 	t.seriesFolded.Add(ctx, 0)
 	t.cacheHits.Add(ctx, 0, t.model)
 	t.cacheMisses.Add(ctx, 0, t.model)
@@ -537,9 +545,3 @@ func (l *seriesLimiter) admit(service, dataSource string) (string, string, bool)
 	l.seen[key] = struct{}{}
 	return service, dataSource, false
 }
-
-// lastValue is a gauge's value as last recorded.
-type lastValue struct{ v atomic.Int64 }
-
-func (l *lastValue) Record(n int) { l.v.Store(int64(n)) }
-func (l *lastValue) get() int64   { return l.v.Load() }

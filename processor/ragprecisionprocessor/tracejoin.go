@@ -155,9 +155,7 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 			}
 		}
 	}
-	n := p.answers.len()
 	p.mu.Unlock()
-	p.tel.traceAnswers.Record(n)
 	for _, h := range woken {
 		p.joinEnded(h)
 	}
