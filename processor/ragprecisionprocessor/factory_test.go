@@ -285,6 +285,21 @@ func TestPassThroughDoesNotAllocate(t *testing.T) {
 			t.Errorf("candidates %v: %v allocations per batch", candidates, allocs)
 		}
 	}
+	// At a sampling rate between 0 and 100% the decision reads the trace's
+	// randomness, here of candidates outside the sample whose tracestate
+	// holds other vendors' entries.
+	p := passThroughProcessor(t, 50)
+	td := passThroughBatch(true)
+	forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
+		s.SetTraceID(pcommon.TraceID{15: 1}) // randomness near 0
+		s.TraceState().FromRaw("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
+		if p.sampler.selected(s) {
+			t.Fatal("a span is selected")
+		}
+	})
+	if allocs := testing.AllocsPerRun(100, func() { _ = p.ConsumeTraces(context.Background(), td) }); allocs != 0 {
+		t.Errorf("sampling 50%%, vendors' tracestate: %v allocations per batch", allocs)
+	}
 }
 
 // BenchmarkPassThrough measures what the processor adds to spans that are
