@@ -407,12 +407,16 @@ func serviceName(res pcommon.Resource) string {
 func (p *ragProcessor) dataSource(span ptrace.Span) string {
 	attrs := span.Attributes()
 	if k := p.cfg.Attributes.DataSource; k != "" {
-		if v, ok := attrs.Get(k); ok && v.AsString() != "" {
-			return v.AsString()
+		if v, ok := attrs.Get(k); ok {
+			if s := v.AsString(); s != "" {
+				return s
+			}
 		}
 	}
-	if v, ok := attrs.Get(keyGenAIDataSource); ok && v.AsString() != "" {
-		return v.AsString()
+	if v, ok := attrs.Get(keyGenAIDataSource); ok {
+		if s := v.AsString(); s != "" {
+			return s
+		}
 	}
 	return span.Name()
 }
