@@ -45,7 +45,8 @@ func TestNoSpanIsLost(t *testing.T) {
 		judge  chattest.Handler
 		mutate func(*config.Config)
 		opts   []judge.Option
-		// shutdownCtx ends the run; nil waits for everything.
+		// shutdownTimeout is the deadline of the Shutdown that ends the
+		// run; 0 gives it none, and it waits for every judgement.
 		shutdownTimeout time.Duration
 		wantStatus      string
 	}
