@@ -25,6 +25,22 @@ func (a *traceAnswer) best() string {
 	return a.llm
 }
 
+// observe notes an answer-bearing span: the root (its answer possibly
+// empty), or an LLM span ending at end. It reports whether it was the
+// root's first arrival, which ends the wait for the trace's answer.
+func (a *traceAnswer) observe(text string, root bool, end pcommon.Timestamp) bool {
+	switch {
+	case root:
+		if !a.rootDone {
+			a.root, a.rootDone = text, true
+			return true
+		}
+	case text != "" && end >= a.llmEnd:
+		a.llm, a.llmEnd = text, end
+	}
+	return false
+}
+
 // answerMemory remembers the answers of recent traces (trace_join) for
 // trace_join.wait, bounded by trace_join.max_traces and max_bytes, so that
 // a retrieval span exported after its trace's answer (by another process,
@@ -65,22 +81,14 @@ func (m *answerMemory) get(id pcommon.TraceID, now time.Time) (*traceAnswer, boo
 	return a, true
 }
 
-// record notes an answer-bearing span of trace id: the root (its answer
-// possibly empty) or an LLM span ending at end.
-func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pcommon.Timestamp, now time.Time) *traceAnswer {
+// record notes an answer-bearing span of trace id (see observe).
+func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pcommon.Timestamp, now time.Time) {
 	a, ok := m.get(id, now)
 	if !ok {
 		a = &traceAnswer{}
 	}
 	before := a.bytes
-	switch {
-	case root:
-		if !a.rootDone {
-			a.root, a.rootDone = text, true
-		}
-	case text != "" && end >= a.llmEnd:
-		a.llm, a.llmEnd = text, end
-	}
+	a.observe(text, root, end)
 	a.seen = now
 	a.bytes = int64(len(a.root) + len(a.llm))
 	if text := int64(len(text)); text > m.maxBytes {
@@ -89,7 +97,7 @@ func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pc
 			a.bytes = before // what m.bytes counts, and the eviction subtracts
 			m.lru.Remove(id)
 		}
-		return a
+		return
 	}
 	if ok {
 		m.bytes += a.bytes - before
@@ -103,7 +111,6 @@ func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pc
 		m.lru.RemoveOldest()
 		m.evicted(1)
 	}
-	return a
 }
 
 // len is the number of traces remembered.

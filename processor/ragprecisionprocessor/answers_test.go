@@ -40,7 +40,7 @@ func TestAnswerThatCameFirstIsUsed(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(2)
 	expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-	if h.p.joining.Load() != 0 {
+	if h.joins() != 0 {
 		t.Fatal("the span waited although its trace's answer was known")
 	}
 }
@@ -58,7 +58,7 @@ func TestRememberedLLMAnswerWaitsForTheRoot(t *testing.T) {
 	b = newBatch("svc")
 	openInferenceRetriever(b, "retrieve", tid)
 	h.consume(b.td)
-	if h.p.joining.Load() != 1 {
+	if h.joins() != 1 {
 		t.Fatal("without the root, the span must wait for it")
 	}
 	b = newBatch("svc")

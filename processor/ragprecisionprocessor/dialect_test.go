@@ -258,7 +258,7 @@ func TestTraceJoinWithoutAnswer(t *testing.T) {
 	}
 	h.waitSpans(1)
 	expectStatus(t, h.span("retrieve"), statusNoReference)
-	if len(h.p.joins) != 0 || h.p.joining.Load() != 0 {
-		t.Fatalf("join state left behind: %d", len(h.p.joins))
+	if n := h.joins(); n != 0 {
+		t.Fatalf("join state left behind: %d", n)
 	}
 }

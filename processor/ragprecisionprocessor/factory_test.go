@@ -230,28 +230,84 @@ func TestSamplingHonoursTracestateRandomness(t *testing.T) {
 	}
 }
 
+const passThroughSpans = 100
+
+// passThroughBatch is a batch of passThroughSpans plain spans with 8
+// attributes and a short JSON traceloop.entity.output (which the OpenLLMetry
+// reader must look into), every tenth of them a retrieval span when
+// candidates is set.
+func passThroughBatch(candidates bool) ptrace.Traces {
+	bt := newBatch("checkout")
+	for i := range passThroughSpans {
+		if candidates && i%10 == 0 {
+			bt.project("retrieve", "q", "Paris", "Paris is the capital of France.")
+			continue
+		}
+		s := bt.plain(fmt.Sprintf("GET /items/%d", i))
+		a := s.Attributes()
+		a.PutStr("http.request.method", "GET")
+		a.PutInt("http.response.status_code", 200)
+		a.PutStr("url.path", "/items")
+		a.PutStr("server.address", "shop.internal")
+		a.PutStr("user_agent.original", "Mozilla/5.0")
+		a.PutStr("network.protocol.version", "1.1")
+		a.PutDouble("app.cart.total", 42.5)
+		a.PutStr("traceloop.entity.output", `{"result": "ok", "items": [1, 2, 3]}`)
+	}
+	return bt.td
+}
+
+// passThroughProcessor is a processor at the given sampling percentage,
+// not started: the batches it is given must select nothing for the judge.
+func passThroughProcessor(tb testing.TB, percentage float64) *ragProcessor {
+	cfg := config.Default()
+	cfg.SamplingPercentage = percentage
+	p, err := newProcessor(componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+// Spans that are not candidates, and candidates not selected, pass through
+// without an allocation: what the processor keeps of a batch (the candidate
+// counts, their metric attributes) is on the stack or built once.
+func TestPassThroughDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, candidates := range []bool{false, true} {
+		p := passThroughProcessor(t, 0)
+		td := passThroughBatch(candidates)
+		_ = p.ConsumeTraces(context.Background(), td) // builds the series' attribute sets
+		if allocs := testing.AllocsPerRun(100, func() { _ = p.ConsumeTraces(context.Background(), td) }); allocs != 0 {
+			t.Errorf("candidates %v: %v allocations per batch", candidates, allocs)
+		}
+	}
+	// At a sampling rate between 0 and 100% the decision reads the trace's
+	// randomness, here of candidates outside the sample whose tracestate
+	// holds other vendors' entries.
+	p := passThroughProcessor(t, 50)
+	td := passThroughBatch(true)
+	forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
+		s.SetTraceID(pcommon.TraceID{15: 1}) // randomness near 0
+		s.TraceState().FromRaw("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
+		if p.sampler.selected(s) {
+			t.Fatal("a span is selected")
+		}
+	})
+	if allocs := testing.AllocsPerRun(100, func() { _ = p.ConsumeTraces(context.Background(), td) }); allocs != 0 {
+		t.Errorf("sampling 50%%, vendors' tracestate: %v allocations per batch", allocs)
+	}
+}
+
 // BenchmarkPassThrough measures what the processor adds to spans that are
 // not retrieval spans, against a baseline that hands the same batch straight
 // to the next consumer. Report: go test -bench PassThrough -benchmem.
 func BenchmarkPassThrough(b *testing.B) {
-	const spansPerBatch = 100
-	makeBatch := func() ptrace.Traces {
-		bt := newBatch("checkout")
-		for i := range spansPerBatch {
-			s := bt.plain(fmt.Sprintf("GET /items/%d", i))
-			a := s.Attributes()
-			a.PutStr("http.request.method", "GET")
-			a.PutInt("http.response.status_code", 200)
-			a.PutStr("url.path", "/items")
-			a.PutStr("server.address", "shop.internal")
-			a.PutStr("user_agent.original", "Mozilla/5.0")
-			a.PutStr("network.protocol.version", "1.1")
-			a.PutDouble("app.cart.total", 42.5)
-			a.PutStr("traceloop.entity.output", `{"result": "ok", "items": [1, 2, 3]}`)
-		}
-		return bt.td
-	}
-	td := makeBatch()
+	const spansPerBatch = passThroughSpans
+	td := passThroughBatch(false)
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
 	}
@@ -280,12 +336,18 @@ func BenchmarkPassThrough(b *testing.B) {
 		report(b)
 	})
 	b.Run("ragprecision", func(b *testing.B) {
-		cfg := config.Default()
-		p, err := newProcessor(componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop())
-		if err != nil {
-			b.Fatal(err)
+		p := passThroughProcessor(b, 100)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = p.ConsumeTraces(context.Background(), td)
 		}
-		defer func() { _ = p.Shutdown(context.Background()) }()
+		report(b)
+	})
+	// A tenth of the spans are retrieval spans that sampling leaves out:
+	// they are counted, and otherwise pass like the rest.
+	b.Run("ragprecision, candidates not selected", func(b *testing.B) {
+		p := passThroughProcessor(b, 0)
+		td := passThroughBatch(true)
 		b.ReportAllocs()
 		for b.Loop() {
 			_ = p.ConsumeTraces(context.Background(), td)

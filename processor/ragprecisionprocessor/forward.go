@@ -172,9 +172,6 @@ func (p *ragProcessor) drop(hs []*heldSpan, reason string) {
 		p.releaseLocked(h)
 	}
 	p.mu.Unlock()
-	for _, h := range hs {
-		p.untrack(h)
-	}
 	if count {
 		p.tel.recordDropped(int64(len(hs)), reason)
 	}

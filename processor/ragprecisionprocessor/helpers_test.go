@@ -117,6 +117,13 @@ func (h *harness) shutdown(ctx context.Context) {
 	}
 }
 
+// joins is the number of traces whose answer held spans wait for.
+func (h *harness) joins() int {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return len(h.p.joins)
+}
+
 // spansByName indexes every span the sink received by name.
 func (h *harness) spansByName() map[string]ptrace.Span {
 	out := map[string]ptrace.Span{}

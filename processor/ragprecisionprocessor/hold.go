@@ -97,8 +97,6 @@ func (p *ragProcessor) take(h *heldSpan, span ptrace.Span, org *origin) bool {
 		p.markUnscored(span, status, reason)
 		return false
 	}
-	p.tel.held.Add(context.Background(), 1)
-	p.tel.heldBytes.Add(context.Background(), h.bytes)
 	return true
 }
 
@@ -126,13 +124,13 @@ func (p *ragProcessor) release(h *heldSpan) {
 	p.mu.Lock()
 	p.releaseLocked(h)
 	p.mu.Unlock()
-	p.untrack(h)
 }
 
-// untrack takes a released span out of the held-span metrics.
-func (p *ragProcessor) untrack(h *heldSpan) {
-	p.tel.held.Add(context.Background(), -1)
-	p.tel.heldBytes.Add(context.Background(), -h.bytes)
+// holding is what the held-span metrics report.
+func (p *ragProcessor) holding() holding {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return holding{spans: int64(p.held), bytes: p.heldBytes, traceAnswers: int64(p.answers.len())}
 }
 
 func (p *ragProcessor) releaseLocked(h *heldSpan) {

@@ -24,7 +24,7 @@ func (p *ragProcessor) start(h *heldSpan) {
 	}
 	p.deadlines.watch(h)
 	if h.join != nil {
-		ready := h.join.rootDone
+		ready := h.join.answer.rootDone
 		p.mu.Unlock()
 		p.armJoin(h, ready)
 		return

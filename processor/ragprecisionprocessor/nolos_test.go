@@ -45,7 +45,8 @@ func TestNoSpanIsLost(t *testing.T) {
 		judge  chattest.Handler
 		mutate func(*config.Config)
 		opts   []judge.Option
-		// shutdownCtx ends the run; nil waits for everything.
+		// shutdownTimeout is the deadline of the Shutdown that ends the
+		// run; 0 gives it none, and it waits for every judgement.
 		shutdownTimeout time.Duration
 		wantStatus      string
 	}
@@ -140,39 +141,6 @@ func (f *flakySink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	return f.TracesSink.ConsumeTraces(ctx, td)
 }
 
-// A held span refused downstream is retried and arrives.
-func TestDownstreamErrorOnDelayedForward(t *testing.T) {
-	sink := &flakySink{}
-	srv := chatServer(t, chattest.KeywordJudge("Paris"))
-	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
-	h.p.next = sink
-	b := newBatch("svc")
-	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
-	b.plain("plain")
-	sink.failures = 0
-	h.consume(b.td)
-	h.waitSpans(2)
-
-	sink.mu.Lock()
-	sink.failures = 2
-	sink.mu.Unlock()
-	b = newBatch("svc")
-	// Other chunks: the cache would decide the same ones at once, in the
-	// batch, and nothing would be held.
-	b.project("retrieve-2", "What is the capital of France?", "Paris", "Paris, France.", "Bern, Switzerland.")
-	if err := h.p.ConsumeTraces(context.Background(), b.td); err != nil {
-		t.Fatal(err)
-	}
-	h.waitSpans(3)
-	h.shutdown(context.Background())
-	if got := attrStr(h.span("retrieve-2"), attrStatus); got != statusScored {
-		t.Fatalf("status %q", got)
-	}
-	if n := counterValue(t, h.tel, metricDropped, nil); n != 0 {
-		t.Fatalf("dropped %d", n)
-	}
-}
-
 // A permanent downstream error is not retried; it is logged and counted.
 func TestPermanentDownstreamErrorIsCounted(t *testing.T) {
 	sink := &flakySink{permanent: true}
@@ -222,7 +190,8 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 	}
 }
 
-// A refusal that lasts is retried until the downstream recovers.
+// A held span refused downstream, also for long, is retried until the
+// downstream recovers, and arrives scored.
 func TestDownstreamRecoversAfterLongRefusal(t *testing.T) {
 	sink := &flakySink{}
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
@@ -234,6 +203,9 @@ func TestDownstreamRecoversAfterLongRefusal(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(1)
 	h.shutdown(context.Background())
+	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+		t.Fatalf("status %q", got)
+	}
 	if n := counterValue(t, h.tel, metricDropped, nil); n != 0 {
 		t.Fatalf("dropped %d", n)
 	}

@@ -63,8 +63,6 @@ type ragProcessor struct {
 	drained   chan struct{} // closed when held reaches 0 after closed
 	// joins are the traces whose answer held spans wait for (trace_join).
 	joins map[pcommon.TraceID]*traceJoin
-	// joining mirrors len(joins).
-	joining atomic.Int64
 	// answers remembers recent traces' answers (trace_join).
 	answers *answerMemory
 
@@ -78,11 +76,6 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		return nil, err
 	}
 	health := newHealthReporter(set.Logger)
-	tel, err := newTelemetry(set, cfg, judgeID, health.healthy)
-	if err != nil {
-		return nil, err
-	}
-	stopCtx, stop := context.WithCancel(context.Background())
 	p := &ragProcessor{
 		cfg:    cfg,
 		set:    set,
@@ -95,16 +88,18 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 		judgeID:   judgeID,
 		judgeOpts: opts,
 		sampler:   newSampler(cfg.SamplingPercentage),
-		tel:       tel,
 		health:    health,
 		warn:      newWarnings(set.Logger, time.Now),
 		now:       time.Now,
-		stopCtx:   stopCtx,
-		stop:      stop,
 		joins:     make(map[pcommon.TraceID]*traceJoin),
 	}
+	// The answer memory is there before the metrics that read it.
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
-		func(n int64) { tel.traceAnswersEvicted.Add(context.Background(), n) })
+		func(n int64) { p.tel.traceAnswersEvicted.Add(context.Background(), n) })
+	if p.tel, err = newTelemetry(set, cfg, judgeID, health.healthy, p.holding); err != nil {
+		return nil, err
+	}
+	p.stopCtx, p.stop = context.WithCancel(context.Background())
 	p.fwd = newForwarder(p)
 	p.deadlines = &deadlines{p: p}
 	return p, nil
@@ -150,20 +145,21 @@ func (p *ragProcessor) Capabilities() consumer.Capabilities {
 
 // consumeState is what one ConsumeTraces call accumulates.
 type consumeState struct {
-	ctx        context.Context
 	call       *callContext
 	now        time.Time
 	inlineEnds time.Time
 	held       []*heldSpan
 	emptied    map[int][]int // resource index -> scopes emptied by holding
-	counts     candidateCounts
 }
 
 // ConsumeTraces forwards the batch at once, minus the selected spans it
 // holds for an LLM judge. Spans that are not candidates, or not selected,
 // are neither changed nor delayed; spans judged inline go on scored.
 func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	st := consumeState{ctx: ctx}
+	var st consumeState
+	// counts is not part of st: judgeOrHold lets st's contents escape, and
+	// counts must stay on the stack.
+	var counts candidateCounts
 	if p.cfg.TraceJoin.Enabled {
 		p.observeAnswers(td)
 	}
@@ -188,7 +184,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 				}
 				dataSource := p.dataSource(span)
 				selected := p.sampler.selected(span)
-				st.counts.add(service, dataSource, selected)
+				counts.add(service, dataSource, selected)
 				if !selected {
 					continue
 				}
@@ -224,7 +220,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 			}
 		}
 	}
-	p.tel.recordCandidates(ctx, &st.counts)
+	p.tel.recordCandidates(ctx, &counts)
 	removeEmptied(td, st.emptied)
 
 	if len(st.held) > 0 && td.ResourceSpans().Len() == 0 {
@@ -411,12 +407,16 @@ func serviceName(res pcommon.Resource) string {
 func (p *ragProcessor) dataSource(span ptrace.Span) string {
 	attrs := span.Attributes()
 	if k := p.cfg.Attributes.DataSource; k != "" {
-		if v, ok := attrs.Get(k); ok && v.AsString() != "" {
-			return v.AsString()
+		if v, ok := attrs.Get(k); ok {
+			if s := v.AsString(); s != "" {
+				return s
+			}
 		}
 	}
-	if v, ok := attrs.Get(keyGenAIDataSource); ok && v.AsString() != "" {
-		return v.AsString()
+	if v, ok := attrs.Get(keyGenAIDataSource); ok {
+		if s := v.AsString(); s != "" {
+			return s
+		}
 	}
 	return span.Name()
 }

@@ -229,8 +229,6 @@ func TestProcessorChaosShutdownEarly(t *testing.T) {
 	}
 }
 
-var _ atomic.Int64 // keeps sync/atomic for later additions
-
 // slowSink takes a while over every call and does not look at its context,
 // like a consumer doing synchronous work; it records calls made after
 // shutdownReturned is set.
@@ -258,7 +256,7 @@ func (s *slowSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 func TestNoForwardAfterShutdownGaveUp(t *testing.T) {
 	const spans = 20
 	sink := &slowSink{delay: 20 * time.Millisecond}
-	h, bj := newBlockedHarness(t, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
+	h, _ := newBlockedHarness(t, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
 	h.p.next = sink
 	for i := range spans {
 		b := newBatch("svc")
@@ -267,7 +265,6 @@ func TestNoForwardAfterShutdownGaveUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_ = bj
 	if err := h.p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package ragprecisionprocessor
 
 import (
+	"strings"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -40,7 +42,9 @@ func (s sampler) selected(span ptrace.Span) bool {
 		return false
 	}
 	rnd := sampling.TraceIDToRandomness(span.TraceID())
-	if raw := span.TraceState().AsRaw(); raw != "" {
+	// Only OpenTelemetry's own entry (ot=) can carry rv; parsing a
+	// tracestate of other vendors' entries alone allocates for nothing.
+	if raw := span.TraceState().AsRaw(); strings.Contains(raw, "ot=") {
 		if ts, err := sampling.NewW3CTraceState(raw); err == nil {
 			if r, ok := ts.OTelValue().RValueRandomness(); ok {
 				rnd = r

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -87,28 +86,29 @@ type telemetry struct {
 	tokens       metric.Int64Counter
 	cost         metric.Float64Counter
 	latency      metric.Float64Histogram
-	held         metric.Int64UpDownCounter
-	heldBytes    metric.Int64UpDownCounter
+	held         metric.Int64ObservableUpDownCounter
+	heldBytes    metric.Int64ObservableUpDownCounter
 	maxSpans     metric.Int64ObservableGauge
 	maxBytes     metric.Int64ObservableGauge
 	dropped      metric.Int64Counter
 	seriesFolded metric.Int64Counter
 	judgeUp      metric.Int64ObservableGauge
 	registration metric.Registration
-	// traceAnswers is the number of traces whose answers are remembered
-	// (trace_join), as last seen.
-	traceAnswers        *lastValue
-	traceAnswersGauge   metric.Int64ObservableGauge
+	// traceAnswers are the traces whose answers trace_join remembers.
+	traceAnswers        metric.Int64ObservableGauge
 	traceAnswersEvicted metric.Int64Counter
 	verdicts            metric.Int64Counter
 	stageSets           map[string]metric.MeasurementOption
+	sourceSets          map[[2]string][]metric.AddOption
 	scoreSetsBy         map[[4]string]scoreLabelSets
 
 	judgeModel string
 	pricing    config.Pricing
 	series     *seriesLimiter
-	// healthy is read by the judge_up gauge.
+	// healthy is read by the judge_up gauge, holding by the held_spans,
+	// held_bytes and trace_answers ones.
 	healthy func() bool
+	holding func() holding
 
 	// Attribute sets used on hot paths, built once.
 	model      metric.MeasurementOption
@@ -121,7 +121,15 @@ type telemetry struct {
 	droppedBy  map[string]metric.MeasurementOption
 }
 
-func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, healthy func() bool) (*telemetry, error) {
+// holding is what the processor holds now, read when metrics are
+// collected.
+type holding struct {
+	spans, bytes int64
+	// traceAnswers are the traces whose answers trace_join remembers.
+	traceAnswers int64
+}
+
+func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, healthy func() bool, heldNow func() holding) (*telemetry, error) {
 	maxSeries, pricing := cfg.MaxSeries, cfg.Judge.Pricing
 	m := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{
@@ -129,10 +137,12 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 		judgeModel:  judgeModel,
 		pricing:     pricing,
 		healthy:     healthy,
+		holding:     heldNow,
 		unscoredBy:  map[[2]string]metric.MeasurementOption{},
 		requestsBy:  map[[2]string]metric.MeasurementOption{},
 		droppedBy:   map[string]metric.MeasurementOption{},
 		stageSets:   map[string]metric.MeasurementOption{},
+		sourceSets:  map[[2]string][]metric.AddOption{},
 		scoreSetsBy: map[[4]string]scoreLabelSets{},
 	}
 	var errs []error
@@ -166,10 +176,10 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	t.latency = h(metricLatency, "Latency of requests to the judge, by judge_model.", "s", latencyBuckets)
 	t.dropped = c(metricDropped, "Held spans lost: refused permanently by the next consumer, or not forwarded within shutdown_timeout (reason refused, shutdown).", "{spans}")
 	t.seriesFolded = c(metricSeriesFolded, "Spans recorded under service_name/data_source \"other\" because max_series was reached.", "{spans}")
-	held, err := m.Int64UpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
+	held, err := m.Int64ObservableUpDownCounter(metricHeld, metric.WithDescription("Selected spans held for judging now."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
 	t.held = held
-	t.heldBytes, err = m.Int64UpDownCounter(metricHeldBytes, metric.WithDescription("What the held spans weigh against max_pending_bytes now."), metric.WithUnit("By"))
+	t.heldBytes, err = m.Int64ObservableUpDownCounter(metricHeldBytes, metric.WithDescription("What the held spans weigh against max_pending_bytes now."), metric.WithUnit("By"))
 	errs = append(errs, err)
 	t.maxSpans, err = m.Int64ObservableGauge(metricMaxSpans, metric.WithDescription("The configured max_pending_spans, for alerts on held_spans near it."), metric.WithUnit("{spans}"))
 	errs = append(errs, err)
@@ -178,8 +188,7 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	up, err := m.Int64ObservableGauge(metricJudgeUp, metric.WithDescription("1 while the judge answers, 0 while its health breaker is open (it failed repeatedly; see the reason of judge_error spans)."), metric.WithUnit("1"))
 	errs = append(errs, err)
 	t.judgeUp = up
-	t.traceAnswers = &lastValue{}
-	t.traceAnswersGauge, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
+	t.traceAnswers, err = m.Int64ObservableGauge(metricTraceAnswers, metric.WithDescription("Traces whose answers trace_join remembers now, for retrieval spans that arrive after them."), metric.WithUnit("{traces}"))
 	errs = append(errs, err)
 	t.verdicts = c(metricVerdicts, "Chunk verdicts of scored spans, by the judge that decided them (stage: builtin:lexical or the LLM in a cascade; \"empty\" for chunks without text) and whether they were relevant.", "{verdicts}")
 	t.traceAnswersEvicted = c(metricAnswersLost, "Trace answers forgotten before trace_join.wait passed, for lack of room (trace_join.max_traces, max_bytes).", "{traces}")
@@ -193,11 +202,14 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 			v = 1
 		}
 		o.ObserveInt64(t.judgeUp, v, t.model)
-		o.ObserveInt64(t.traceAnswersGauge, t.traceAnswers.get())
+		held := t.holding()
+		o.ObserveInt64(t.held, held.spans)
+		o.ObserveInt64(t.heldBytes, held.bytes)
+		o.ObserveInt64(t.traceAnswers, held.traceAnswers)
 		o.ObserveInt64(t.maxSpans, int64(cfg.MaxPendingSpans))
 		o.ObserveInt64(t.maxBytes, cfg.MaxPendingBytes)
 		return nil
-	}, t.judgeUp, t.traceAnswersGauge, t.maxSpans, t.maxBytes)
+	}, t.judgeUp, t.held, t.heldBytes, t.traceAnswers, t.maxSpans, t.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -217,8 +229,6 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 	for _, r := range []string{dropRefused, dropShutdown} {
 		t.dropped.Add(ctx, 0, t.droppedSet(r))
 	}
-	t.held.Add(ctx, 0)
-	t.heldBytes.Add(ctx, 0)
 	t.seriesFolded.Add(ctx, 0)
 	t.cacheHits.Add(ctx, 0, t.model)
 	t.cacheMisses.Add(ctx, 0, t.model)
@@ -276,9 +286,13 @@ func (t *telemetry) droppedSet(reason string) metric.MeasurementOption {
 }
 
 // candidateCounts are the candidates and selected spans of one batch, per
-// service and data source.
+// service and data source. The first few series are kept in place rather
+// than in a slice, so that counting the candidates of most batches
+// allocates nothing.
 type candidateCounts struct {
-	entries []candidateCount
+	few  [4]candidateCount
+	n    int // entries of few in use
+	more []candidateCount
 }
 
 type candidateCount struct {
@@ -287,37 +301,54 @@ type candidateCount struct {
 }
 
 func (c *candidateCounts) add(service, dataSource string, selected bool) {
-	var e *candidateCount
-	for i := range c.entries {
-		if c.entries[i].service == service && c.entries[i].dataSource == dataSource {
-			e = &c.entries[i]
-			break
-		}
-	}
-	if e == nil {
-		c.entries = append(c.entries, candidateCount{service: service, dataSource: dataSource})
-		e = &c.entries[len(c.entries)-1]
-	}
+	e := c.series(service, dataSource)
 	e.candidates++
 	if selected {
 		e.chosen++
 	}
 }
 
+// series is the entry of a service and data source, added if new.
+func (c *candidateCounts) series(service, dataSource string) *candidateCount {
+	for i := range c.few[:c.n] {
+		if c.few[i].service == service && c.few[i].dataSource == dataSource {
+			return &c.few[i]
+		}
+	}
+	for i := range c.more {
+		if c.more[i].service == service && c.more[i].dataSource == dataSource {
+			return &c.more[i]
+		}
+	}
+	e := candidateCount{service: service, dataSource: dataSource}
+	if c.n < len(c.few) {
+		c.few[c.n] = e
+		c.n++
+		return &c.few[c.n-1]
+	}
+	c.more = append(c.more, e)
+	return &c.more[len(c.more)-1]
+}
+
 // recordCandidates counts a batch's candidates and selected spans.
 func (t *telemetry) recordCandidates(ctx context.Context, c *candidateCounts) {
-	for _, e := range c.entries {
-		service, dataSource, folded := t.series.admit(e.service, e.dataSource)
-		if folded {
-			t.seriesFolded.Add(ctx, e.candidates)
-		}
-		set := metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(labelServiceName, service),
-			attribute.String(labelDataSource, dataSource)))
-		t.candidates.Add(ctx, e.candidates, set)
-		if e.chosen > 0 {
-			t.selected.Add(ctx, e.chosen, set)
-		}
+	for _, e := range c.few[:c.n] {
+		t.recordSeriesCandidates(ctx, e)
+	}
+	for _, e := range c.more {
+		t.recordSeriesCandidates(ctx, e)
+	}
+}
+
+func (t *telemetry) recordSeriesCandidates(ctx context.Context, e candidateCount) {
+	service, dataSource, folded := t.series.admit(e.service, e.dataSource)
+	if folded {
+		t.seriesFolded.Add(ctx, e.candidates)
+	}
+	set := t.sourceSet(service, dataSource)
+	t.candidates.Add(ctx, e.candidates, set...)
+	if e.chosen > 0 {
+		t.selected.Add(ctx, e.chosen, set...)
 	}
 }
 
@@ -331,15 +362,16 @@ func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dat
 	v := r.score.Value
 	t.precision.Record(ctx, v, sets.precision)
 	t.squares.Add(ctx, v*v, sets.precision)
-	t.scored.Add(ctx, 1, sets.source)
+	t.scored.Add(ctx, 1, sets.source...)
 	if r.passed {
-		t.passed.Add(ctx, 1, sets.source)
+		t.passed.Add(ctx, 1, sets.source...)
 	}
 }
 
 // scoreLabelSets are the attribute sets of one series of scores.
 type scoreLabelSets struct {
-	precision, source metric.MeasurementOption
+	precision metric.MeasurementOption
+	source    []metric.AddOption
 }
 
 // scoreSets returns the attribute sets of a series, built once: building a
@@ -359,12 +391,33 @@ func (t *telemetry) scoreSets(service, dataSource, refSource, judgeID string) sc
 			attribute.String(labelReferenceSource, refSource),
 			attribute.String(labelJudgeModel, judgeID),
 		)),
-		source: metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(labelServiceName, service),
-			attribute.String(labelDataSource, dataSource))),
+		source: t.sourceSetLocked(service, dataSource),
 	}
 	t.scoreSetsBy[key] = s
 	return s
+}
+
+// sourceSet returns the options of a (service_name, data_source) series,
+// built once: candidates are counted on every batch, also when none is
+// selected, and building a set allocates, as does the variadic argument of
+// Add unless it is a slice passed on whole. The series are bounded by
+// max_series.
+func (t *telemetry) sourceSet(service, dataSource string) []metric.AddOption {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sourceSetLocked(service, dataSource)
+}
+
+func (t *telemetry) sourceSetLocked(service, dataSource string) []metric.AddOption {
+	key := [2]string{service, dataSource}
+	if o, ok := t.sourceSets[key]; ok {
+		return o
+	}
+	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+		attribute.String(labelServiceName, service),
+		attribute.String(labelDataSource, dataSource)))}
+	t.sourceSets[key] = o
+	return o
 }
 
 // recordStages counts a scored span's verdicts by the stage that decided
@@ -492,9 +545,3 @@ func (l *seriesLimiter) admit(service, dataSource string) (string, string, bool)
 	l.seen[key] = struct{}{}
 	return service, dataSource, false
 }
-
-// lastValue is a gauge's value as last recorded.
-type lastValue struct{ v atomic.Int64 }
-
-func (l *lastValue) Record(n int) { l.v.Store(int64(n)) }
-func (l *lastValue) get() int64   { return l.v.Load() }

@@ -15,13 +15,13 @@ import (
 // (GenAI agents often leave the answer on the chat span only). Without a
 // root, the wait ends with trace_join.wait.
 type traceJoin struct {
-	id       pcommon.TraceID
-	rootDone bool
-	root     string
-	llm      string
-	llmEnd   pcommon.Timestamp
-	waiters  []*heldSpan
-	timers   map[*heldSpan]*time.Timer
+	id pcommon.TraceID
+	// answer is what the trace has said so far: the answer memory's entry
+	// as it was when the join began, updated as answerMemory's is, but
+	// kept whatever the memory forgets.
+	answer  traceAnswer
+	waiters []*heldSpan
+	timers  map[*heldSpan]*time.Timer
 }
 
 // joinLocked registers h as waiting for its trace's answer, starting from
@@ -32,10 +32,9 @@ func (p *ragProcessor) joinLocked(h *heldSpan) *traceJoin {
 	if !ok {
 		j = &traceJoin{id: id, timers: map[*heldSpan]*time.Timer{}}
 		if a, ok := p.answers.get(id, p.now()); ok {
-			j.root, j.rootDone, j.llm, j.llmEnd = a.root, a.rootDone, a.llm, a.llmEnd
+			j.answer = *a
 		}
 		p.joins[id] = j
-		p.joining.Add(1)
 	}
 	j.waiters = append(j.waiters, h)
 	return j
@@ -82,7 +81,6 @@ func (p *ragProcessor) leaveLocked(h *heldSpan) {
 	}
 	if len(j.waiters) == 0 {
 		delete(p.joins, j.id)
-		p.joining.Add(-1)
 	}
 }
 
@@ -110,10 +108,7 @@ func (p *ragProcessor) joinEnded(h *heldSpan) {
 		p.mu.Unlock()
 		return
 	}
-	answer := h.join.root
-	if answer == "" {
-		answer = h.join.llm
-	}
+	answer := h.join.answer.best()
 	p.leaveLocked(h)
 	h.phase = phaseJudging
 	p.mu.Unlock()
@@ -152,23 +147,15 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 		if !ok {
 			continue
 		}
-		switch {
-		case f.root:
-			if !join.rootDone {
-				join.root, join.rootDone = f.a.Text, true
-				for _, h := range join.waiters {
-					if h.phase == phaseJoining {
-						woken = append(woken, h)
-					}
+		if join.answer.observe(f.a.Text, f.root, f.a.End) {
+			for _, h := range join.waiters {
+				if h.phase == phaseJoining {
+					woken = append(woken, h)
 				}
 			}
-		case f.a.End >= join.llmEnd:
-			join.llm, join.llmEnd = f.a.Text, f.a.End
 		}
 	}
-	n := p.answers.len()
 	p.mu.Unlock()
-	p.tel.traceAnswers.Record(n)
 	for _, h := range woken {
 		p.joinEnded(h)
 	}

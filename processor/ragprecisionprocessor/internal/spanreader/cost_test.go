@@ -50,12 +50,6 @@ func measure(f func()) cost {
 	return c
 }
 
-// jsonAttributes are where the dialects read JSON strings.
-var jsonAttributes = []string{
-	"traceloop.entity.output", "traceloop.entity.input", "gen_ai.output.messages",
-	"gen_ai.retrieval.documents", "rag.chunks", "app.chunks",
-}
-
 // spansWith are the spans that carry text in each attribute the readers
 // parse, on a root span (for TraceAnswer) or not, in each dialect.
 func spansWith(text string) []ptrace.Span {
