@@ -491,3 +491,41 @@ func TestSpecPassThroughAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per batch of non-candidates", allocs)
 	}
 }
+
+// SPEC §4/§7: the default judge is builtin:lexical, named so on the span
+// and in the histogram's judge_model label.
+func TestSpecDefaultJudgeIsBuiltinLexical(t *testing.T) {
+	h := newHarness(t, nil)
+	b := newBatch("svc")
+	b.project("retrieve", question, "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	if got := attrStr(h.span("retrieve"), "rag.contextual_precision.judge"); got != "builtin:lexical" {
+		t.Fatalf("judge %q", got)
+	}
+	hist := histogram(t, h.tel, "rag_contextual_precision")
+	if len(hist.DataPoints) != 1 {
+		t.Fatalf("%d series", len(hist.DataPoints))
+	}
+	if v, _ := hist.DataPoints[0].Attributes.Value("judge_model"); v.AsString() != "builtin:lexical" {
+		t.Fatalf("judge_model %q", v.AsString())
+	}
+}
+
+// SPEC §4/§7: judge.mode batched makes one request per span, per_chunk one
+// per chunk.
+func TestSpecJudgeModeRequestsPerSpan(t *testing.T) {
+	for mode, calls := range map[string]int64{"per_chunk": 3, "batched": 1} {
+		t.Run(mode, func(t *testing.T) {
+			h, srv := newDialectHarness(t, func(c *config.Config) { c.Judge.Mode = mode })
+			b := newBatch("svc")
+			b.project("retrieve", question, answer, dialectChunks...)
+			h.consume(b.td)
+			h.waitSpans(1)
+			expectScored(t, h, "retrieve", "reference", 5.0/6.0)
+			if srv.Calls() != calls {
+				t.Fatalf("%d judge requests, want %d", srv.Calls(), calls)
+			}
+		})
+	}
+}
