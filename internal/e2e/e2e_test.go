@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,24 +38,11 @@ import (
 
 const collectorEnv = "RAGPRECISION_COLLECTOR"
 
-// collectorBinary returns the distribution $RAGPRECISION_COLLECTOR names.
-// Without it the test is skipped, except in CI (CI set, as CI services and
-// .ci/run set it), where it fails: a skipped end-to-end test would pass a
-// build whose distribution was never run.
+// collectorBinary returns the distribution $RAGPRECISION_COLLECTOR names
+// (see requiredBinary).
 func collectorBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv(collectorEnv)
-	if bin == "" {
-		msg := collectorEnv + " is not set; `make e2e` builds the distribution and sets it"
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatal(msg + " (CI is set, so the end-to-end tests must run)")
-		}
-		t.Skip(msg)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", collectorEnv, bin, err)
-	}
-	return bin
+	return requiredBinary(t, collectorEnv, "the distribution")
 }
 
 // The judge calls a chunk relevant when it mentions Paris; chunks that
@@ -181,14 +167,6 @@ func launchCollector(t *testing.T, bin, config, health string, env ...string) *c
 	path := writeFile(t, t.TempDir(), "config.yaml", config)
 	p := startProcess(t, "collector", []string{bin, "--config", path}, env, "http://127.0.0.1:"+health+"/")
 	return &collector{process: p, health: health}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	if err := c.signal(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("collector exited with %v\n%s", err, c.log.String())
-	}
 }
 
 // sent describes a retrieval span the test sends and what must come back.

@@ -24,7 +24,7 @@ func prometheusBinary(t *testing.T) string {
 	if err == nil {
 		return path
 	}
-	if os.Getenv("CI") == "true" {
+	if inCI() {
 		t.Fatal("prometheus not found: .ci/run installs the Debian package prometheus")
 	}
 	t.Skip("prometheus not found; apt-get install prometheus to run the live rules, dashboard and exemplar tests")
