@@ -150,11 +150,18 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// endToEndConfig is configTemplate on free ports, judging at judgeURL and
+// exporting to sinkAddr; ports holds the ports it was given.
+func endToEndConfig(t *testing.T, judgeURL, sinkAddr string) (ports collector, config string) {
+	t.Helper()
+	ports = collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
+	return ports, render(t, configTemplate, map[string]string{"GRPC": ports.grpc, "HTTP": ports.http, "JUDGE": judgeURL,
+		"SINK": sinkAddr, "HEALTH": ports.health, "METRICS": ports.metrics})
+}
+
 func startCollector(t *testing.T, bin, judgeURL, sinkAddr string) *collector {
 	t.Helper()
-	ports := collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
-	cfg := strings.NewReplacer("{{GRPC}}", ports.grpc, "{{HTTP}}", ports.http, "{{JUDGE}}", judgeURL,
-		"{{SINK}}", sinkAddr, "{{HEALTH}}", ports.health, "{{METRICS}}", ports.metrics).Replace(configTemplate)
+	ports, cfg := endToEndConfig(t, judgeURL, sinkAddr)
 	c := launchCollector(t, bin, cfg, ports.health, "E2E_JUDGE_API_KEY=sk-e2e-secret")
 	c.grpc, c.http, c.metrics = ports.grpc, ports.http, ports.metrics
 	return c
@@ -564,8 +571,8 @@ func TestExampleConfigsValidate(t *testing.T) {
 	}
 	// And a broken one is refused with the key named.
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	cfg := strings.NewReplacer("{{GRPC}}", "4317", "{{HTTP}}", "4318", "{{JUDGE}}", "http://localhost:1/v1",
-		"{{SINK}}", "localhost:4319", "{{HEALTH}}", "13133", "{{METRICS}}", "8888", "threshold: 0.7", "threshold: 7").Replace(configTemplate)
+	cfg := strings.Replace(render(t, configTemplate, map[string]string{"GRPC": "4317", "HTTP": "4318", "JUDGE": "http://localhost:1/v1",
+		"SINK": "localhost:4319", "HEALTH": "13133", "METRICS": "8888"}), "threshold: 0.7", "threshold: 7", 1)
 	if err := os.WriteFile(bad, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
