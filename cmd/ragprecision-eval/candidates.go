@@ -139,7 +139,3 @@ func (o *costObserver) CacheLookups(hits, misses int) {
 	o.cacheHits.Add(int64(hits))
 	o.cacheMisses.Add(int64(misses))
 }
-
-// stageOf is the judge that decided v: in a cascade, builtin:lexical or
-// the LLM ("" for a chunk decided without a judge, such as an empty one).
-func stageOf(v judge.Verdict) string { return v.Stage }
