@@ -122,16 +122,13 @@ func fromVerdictFunc(f evalset.VerdictFunc) func(context.Context, judge.Request)
 // costObserver counts a judge's requests and tokens, as the processor's
 // judge_requests and judge_tokens metrics do.
 type costObserver struct {
-	requests, failedRequests       atomic.Int64
+	requests                       atomic.Int64
 	promptTokens, completionTokens atomic.Int64
 	cacheHits, cacheMisses         atomic.Int64
 }
 
-func (o *costObserver) JudgeRequest(outcome judge.Outcome, _ judge.Reason, _ time.Duration, u judge.Usage) {
+func (o *costObserver) JudgeRequest(_ judge.Outcome, _ judge.Reason, _ time.Duration, u judge.Usage) {
 	o.requests.Add(1)
-	if outcome != judge.OutcomeOK {
-		o.failedRequests.Add(1)
-	}
 	o.promptTokens.Add(u.PromptTokens)
 	o.completionTokens.Add(u.CompletionTokens)
 }
@@ -142,7 +139,3 @@ func (o *costObserver) CacheLookups(hits, misses int) {
 	o.cacheHits.Add(int64(hits))
 	o.cacheMisses.Add(int64(misses))
 }
-
-// stageOf is the judge that decided v: in a cascade, builtin:lexical or
-// the LLM ("" for a chunk decided without a judge, such as an empty one).
-func stageOf(v judge.Verdict) string { return v.Stage }

@@ -214,7 +214,7 @@ func evaluate(ctx context.Context, stdout, stderr io.Writer, d dataset, src eval
 			return err
 		}
 		defer f.Close() // after the explicit Close below, a no-op
-		results = newResultWriter(f, stageOf)
+		results = newResultWriter(f)
 		results.close = f.Close
 	}
 
@@ -232,7 +232,7 @@ func evaluate(ctx context.Context, stdout, stderr io.Writer, d dataset, src eval
 	}
 	fmt.Fprintf(stdout, " (-concurrency %d)\n\n", o.concurrency)
 
-	t := newTally(len(cs), splits, o.byType, stageOf)
+	t := newTally(len(cs), splits, o.byType)
 	p := newProgress(stderr, o.progressEvery, time.Now)
 	err = judgeStream(ctx, src, cs, o.titles, o.concurrency, func(j judged) error {
 		if err := t.add(j); err != nil {

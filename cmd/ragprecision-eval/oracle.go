@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -95,9 +94,7 @@ func (o *oracle) wrong(q, chunk string) bool {
 	h.Write([]byte(q))
 	h.Write([]byte{0})
 	h.Write([]byte(chunk))
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], h.Sum64())
-	return float64(binary.LittleEndian.Uint64(b[:]))/math.MaxUint64 < o.errorRate
+	return float64(h.Sum64())/math.MaxUint64 < o.errorRate
 }
 
 // cutRunes is s cut to n runes, as the judge cuts what it sends.

@@ -112,7 +112,7 @@ func TestRunStopsOnWrongVerdictCount(t *testing.T) {
 		return judge.Result{Verdicts: []judge.Verdict{{}}}, nil
 	}}
 	src := &countingSource{n: 1}
-	tl := newTally(1, []evalset.Split{evalset.All}, false, stageOf)
+	tl := newTally(1, []evalset.Split{evalset.All}, false)
 	err := judgeStream(context.Background(), sourceWithChunks{src, 2}, []candidate{short}, false, 1, tl.add)
 	if err == nil || !strings.Contains(err.Error(), "returned 1 verdicts for the 2 chunks") {
 		t.Errorf("got %v", err)
@@ -135,13 +135,9 @@ func (s sourceWithChunks) Next() (evalset.Retrieval, error) {
 
 // Stages are counted per verdict, for the judges that report them.
 func TestTallyStages(t *testing.T) {
-	stage := func(v judge.Verdict) string {
-		st, _, _ := strings.Cut(v.Reason, ":")
-		return st
-	}
-	tl := newTally(2, []evalset.Split{evalset.All}, false, stage)
+	tl := newTally(2, []evalset.Split{evalset.All}, false)
 	r := evalset.Retrieval{ID: "x", Query: "q", Chunks: []evalset.Chunk{{Text: "a"}, {Text: "b"}, {Text: "c"}, {Text: "d"}}}
-	cascade := judge.Result{Verdicts: []judge.Verdict{{Reason: "lexical: sure"}, {Reason: "llm: asked"}, {Reason: "lexical: sure"}, {Reason: "lexical: sure"}}}
+	cascade := judge.Result{Verdicts: []judge.Verdict{{Stage: "lexical"}, {Stage: "llm"}, {Stage: "lexical"}, {Stage: "lexical"}}}
 	plain := judge.Result{Verdicts: make([]judge.Verdict, 4)}
 	if err := tl.add(judged{r: r, answers: []answer{{res: cascade}, {res: plain}}}); err != nil {
 		t.Fatal(err)
@@ -160,14 +156,11 @@ func TestTallyStages(t *testing.T) {
 	if !strings.Contains(out.String(), "cascade verdicts by deciding stage: lexical 75.0% (3), llm 25.0% (1)") || strings.Contains(out.String(), "plain verdicts by") {
 		t.Errorf("report:\n%s", out.String())
 	}
-	if got := stageOf(judge.Verdict{Relevant: true, Stage: "builtin:lexical"}); got != "builtin:lexical" {
-		t.Errorf("stageOf = %q", got)
-	}
 }
 
 // -by-type folds types beyond maxTypes together, so memory stays bounded.
 func TestTallyTypesBounded(t *testing.T) {
-	tl := newTally(1, []evalset.Split{evalset.All}, true, stageOf)
+	tl := newTally(1, []evalset.Split{evalset.All}, true)
 	for i := range maxTypes + 5 {
 		r := evalset.Retrieval{ID: fmt.Sprint(i), Query: "q", Type: fmt.Sprintf("type %d", i), Chunks: []evalset.Chunk{{Text: "a"}}}
 		if err := tl.add(judged{r: r, answers: []answer{{res: judge.Result{Verdicts: []judge.Verdict{{}}}}}}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/ragprecision/ragprecision/internal/evalset"
-	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
 )
 
@@ -35,15 +34,14 @@ type spanResult struct {
 type resultWriter struct {
 	w     *bufio.Writer
 	enc   *json.Encoder
-	stage func(v judge.Verdict) string
 	close func() error // of the file under w
 }
 
-func newResultWriter(w io.Writer, stage func(judge.Verdict) string) *resultWriter {
+func newResultWriter(w io.Writer) *resultWriter {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	return &resultWriter{w: bw, enc: enc, stage: stage}
+	return &resultWriter{w: bw, enc: enc}
 }
 
 // write records candidate's answer about j.
@@ -64,7 +62,7 @@ func (rw *resultWriter) write(j judged, judgeName string, a answer) error {
 	out.Reasons = make([]string, len(a.res.Verdicts))
 	out.Stages = make([]string, len(a.res.Verdicts))
 	for i, v := range a.res.Verdicts {
-		out.Reasons[i], out.Stages[i] = v.Reason, rw.stage(v)
+		out.Reasons[i], out.Stages[i] = v.Reason, v.Stage
 		anyReason = anyReason || v.Reason != ""
 		// Only a cascade has a stage other than the judge itself.
 		otherStage = otherStage || (out.Stages[i] != "" && out.Stages[i] != judgeName)

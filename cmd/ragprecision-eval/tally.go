@@ -30,7 +30,10 @@ type judgeTally struct {
 	took               time.Duration
 	firstErr           error
 
-	stages     map[string]int // verdicts by deciding stage; "" not counted
+	// stages counts verdicts by deciding stage (judge.Verdict.Stage: in a
+	// cascade, builtin:lexical or the LLM); "" (a chunk decided without a
+	// judge, such as an empty one) is not counted.
+	stages     map[string]int
 	stageOrder []string
 }
 
@@ -38,15 +41,14 @@ type judgeTally struct {
 type tally struct {
 	splits []evalset.Split // reported; All first when present
 	byType bool
-	stage  func(judge.Verdict) string
 
 	types  []string // in order of first appearance, at most maxTypes
 	known  map[string]bool
 	judges []*judgeTally
 }
 
-func newTally(n int, splits []evalset.Split, byType bool, stage func(judge.Verdict) string) *tally {
-	t := &tally{splits: splits, byType: byType, stage: stage, known: map[string]bool{}}
+func newTally(n int, splits []evalset.Split, byType bool) *tally {
+	t := &tally{splits: splits, byType: byType, known: map[string]bool{}}
 	for range n {
 		t.judges = append(t.judges, &judgeTally{groups: map[group]*evalset.Tally{}, stages: map[string]int{}})
 	}
@@ -104,7 +106,7 @@ func (t *tally) add(j judged) error {
 			}
 		}
 		for _, v := range a.res.Verdicts {
-			if st := t.stage(v); st != "" {
+			if st := v.Stage; st != "" {
 				if jt.stages[st] == 0 {
 					jt.stageOrder = append(jt.stageOrder, st)
 				}

@@ -35,8 +35,7 @@ func startCollector(binary, path, logPath string) (*collector, error) {
 	}
 	cmd := exec.Command(binary, "--config", path)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// The kernel stops the collector if the benchmark dies without doing so.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = childAttrs()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", binary, err)

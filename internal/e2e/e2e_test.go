@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,24 +38,11 @@ import (
 
 const collectorEnv = "RAGPRECISION_COLLECTOR"
 
-// collectorBinary returns the distribution $RAGPRECISION_COLLECTOR names.
-// Without it the test is skipped, except in CI (CI set, as CI services and
-// .ci/run set it), where it fails: a skipped end-to-end test would pass a
-// build whose distribution was never run.
+// collectorBinary returns the distribution $RAGPRECISION_COLLECTOR names
+// (see requiredBinary).
 func collectorBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv(collectorEnv)
-	if bin == "" {
-		msg := collectorEnv + " is not set; `make e2e` builds the distribution and sets it"
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatal(msg + " (CI is set, so the end-to-end tests must run)")
-		}
-		t.Skip(msg)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", collectorEnv, bin, err)
-	}
-	return bin
+	return requiredBinary(t, collectorEnv, "the distribution")
 }
 
 // The judge calls a chunk relevant when it mentions Paris; chunks that
@@ -164,11 +150,18 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// endToEndConfig is configTemplate on free ports, judging at judgeURL and
+// exporting to sinkAddr; ports holds the ports it was given.
+func endToEndConfig(t *testing.T, judgeURL, sinkAddr string) (ports collector, config string) {
+	t.Helper()
+	ports = collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
+	return ports, render(t, configTemplate, map[string]string{"GRPC": ports.grpc, "HTTP": ports.http, "JUDGE": judgeURL,
+		"SINK": sinkAddr, "HEALTH": ports.health, "METRICS": ports.metrics})
+}
+
 func startCollector(t *testing.T, bin, judgeURL, sinkAddr string) *collector {
 	t.Helper()
-	ports := collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
-	cfg := strings.NewReplacer("{{GRPC}}", ports.grpc, "{{HTTP}}", ports.http, "{{JUDGE}}", judgeURL,
-		"{{SINK}}", sinkAddr, "{{HEALTH}}", ports.health, "{{METRICS}}", ports.metrics).Replace(configTemplate)
+	ports, cfg := endToEndConfig(t, judgeURL, sinkAddr)
 	c := launchCollector(t, bin, cfg, ports.health, "E2E_JUDGE_API_KEY=sk-e2e-secret")
 	c.grpc, c.http, c.metrics = ports.grpc, ports.http, ports.metrics
 	return c
@@ -181,14 +174,6 @@ func launchCollector(t *testing.T, bin, config, health string, env ...string) *c
 	path := writeFile(t, t.TempDir(), "config.yaml", config)
 	p := startProcess(t, "collector", []string{bin, "--config", path}, env, "http://127.0.0.1:"+health+"/")
 	return &collector{process: p, health: health}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	if err := c.signal(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("collector exited with %v\n%s", err, c.log.String())
-	}
 }
 
 // sent describes a retrieval span the test sends and what must come back.
@@ -586,8 +571,8 @@ func TestExampleConfigsValidate(t *testing.T) {
 	}
 	// And a broken one is refused with the key named.
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	cfg := strings.NewReplacer("{{GRPC}}", "4317", "{{HTTP}}", "4318", "{{JUDGE}}", "http://localhost:1/v1",
-		"{{SINK}}", "localhost:4319", "{{HEALTH}}", "13133", "{{METRICS}}", "8888", "threshold: 0.7", "threshold: 7").Replace(configTemplate)
+	cfg := strings.Replace(render(t, configTemplate, map[string]string{"GRPC": "4317", "HTTP": "4318", "JUDGE": "http://localhost:1/v1",
+		"SINK": "localhost:4319", "HEALTH": "13133", "METRICS": "8888"}), "threshold: 0.7", "threshold: 7", 1)
 	if err := os.WriteFile(bad, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

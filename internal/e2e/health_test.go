@@ -68,7 +68,7 @@ func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
 	bin := collectorBinary(t)
 	dead := freePort(t) // nothing listens here: every request is refused
 	grpcPort, health := freePort(t), freePort(t)
-	cfg := strings.NewReplacer("{{GRPC}}", grpcPort, "{{DEAD}}", dead, "{{HEALTH}}", health).Replace(healthConfig)
+	cfg := render(t, healthConfig, map[string]string{"GRPC": grpcPort, "DEAD": dead, "HEALTH": health})
 	path := writeFile(t, t.TempDir(), "health.yaml", cfg)
 	// The status endpoint answers 200 from the start: startProcess waits
 	// for it.

@@ -272,9 +272,7 @@ func runImageOwnConfig(t *testing.T, b buildahCLI, ctr string, cfg imageConfig) 
 		t.Fatal(err)
 	}
 	defer sink.Stop()
-	c := &collector{grpc: freePort(t), http: freePort(t), metrics: freePort(t), health: freePort(t)}
-	conf := strings.NewReplacer("{{GRPC}}", c.grpc, "{{HTTP}}", c.http, "{{JUDGE}}", judge.URL,
-		"{{SINK}}", sink.Addr(), "{{HEALTH}}", c.health, "{{METRICS}}", c.metrics).Replace(configTemplate)
+	c, conf := endToEndConfig(t, judge.URL, sink.Addr())
 	dir := t.TempDir()
 	// The container's user must be able to read it.
 	if err := os.Chmod(dir, 0o755); err != nil {

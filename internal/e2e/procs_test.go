@@ -22,8 +22,10 @@ import (
 // builds from deploy/router/builder-config.yaml.
 const routerEnv = "RAGPRECISION_ROUTER"
 
-// requiredBinary returns the file the environment variable names; without
-// it the test is skipped, or fails in CI, like collectorBinary.
+// requiredBinary returns the file the environment variable names. Without
+// it the test is skipped, except in CI (CI set, as CI services and .ci/run
+// set it), where it fails: a skipped end-to-end test would pass a build
+// whose binaries were never run.
 func requiredBinary(t *testing.T, env, what string) string {
 	t.Helper()
 	bin := os.Getenv(env)

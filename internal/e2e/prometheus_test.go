@@ -155,7 +155,7 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	}
 	defer sink.Stop()
 	ports := map[string]string{"GRPC": freePort(t), "METRICS": freePort(t), "HEALTH": freePort(t), "JUDGE": judge.URL, "SINK": sink.Addr()}
-	c := launchCollector(t, bin, fill(liveCollectorConfig, ports), ports["HEALTH"])
+	c := launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"])
 
 	rulesData, err := os.ReadFile(rulesFile)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -24,7 +23,7 @@ func prometheusBinary(t *testing.T) string {
 	if err == nil {
 		return path
 	}
-	if os.Getenv("CI") == "true" {
+	if inCI() {
 		t.Fatal("prometheus not found: .ci/run installs the Debian package prometheus")
 	}
 	t.Skip("prometheus not found; apt-get install prometheus to run the live rules, dashboard and exemplar tests")
@@ -34,7 +33,6 @@ func prometheusBinary(t *testing.T) string {
 // promServer is a Prometheus server running as a child process.
 type promServer struct {
 	url string
-	log *syncBuffer
 }
 
 // startPrometheus runs Prometheus with the given prometheus.yml content and
@@ -44,56 +42,19 @@ func startPrometheus(t *testing.T, bin, config string, files map[string][]byte, 
 	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, dir, name, string(data))
 	}
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeFile(t, dir, "prometheus.yml", config)
 	port := freePort(t)
-	args := append([]string{
+	argv := append([]string{bin,
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=127.0.0.1:" + port,
 		"--log.level=warn",
 	}, flags...)
-	p := &promServer{url: "http://127.0.0.1:" + port, log: &syncBuffer{}}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", p.log.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("prometheus exited: %v\n%s", err, p.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after 30s\n%s", p.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	p := &promServer{url: "http://127.0.0.1:" + port}
+	startProcess(t, "prometheus", argv, nil, p.url+"/-/ready")
+	return p
 }
 
 // apiResponse is the envelope of every Prometheus API answer.

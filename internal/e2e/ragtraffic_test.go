@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -145,13 +144,4 @@ func (g *trafficGen) shutdown(t *testing.T) {
 			t.Error(err)
 		}
 	})
-}
-
-// fill replaces {{KEY}} placeholders.
-func fill(template string, values map[string]string) string {
-	var pairs []string
-	for k, v := range values {
-		pairs = append(pairs, "{{"+k+"}}", v)
-	}
-	return strings.NewReplacer(pairs...).Replace(template)
 }

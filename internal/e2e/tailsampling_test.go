@@ -23,8 +23,8 @@ import (
 // an LLM judge that takes its time. With decision_wait shorter than the
 // judge, the sampler decides before the score arrives and the failed
 // retrievals are lost; with decision_wait above max_wait, every one is kept.
-// It needs the tail_sampling processor in the distribution, which
-// builder-config.yaml does not have yet: until then it says so and skips.
+// The distribution has the tail_sampling processor (builder-config.yaml)
+// for this: a build without it fails the test rather than skip it.
 
 // tailSamplingConfig: retrievals held up to max_wait (5s) by a judge that
 // answers each chunk after 2.5s; the sampler keeps failed retrievals only.
@@ -82,7 +82,7 @@ func TestTailSamplingExample(t *testing.T) {
 		t.Fatalf("components: %v\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "name: tail_sampling") {
-		t.Skip("the distribution has no tail_sampling processor: add github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor v0.161.0 to builder-config.yaml")
+		t.Fatalf("the distribution has no tail_sampling processor: builder-config.yaml must list github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor\n%s", out)
 	}
 	example := filepath.Join(repoRoot(t), "deploy", "tail-sampling", "config.yaml")
 	validate := exec.Command(bin, "validate", "--config", example)
