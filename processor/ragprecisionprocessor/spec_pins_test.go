@@ -529,3 +529,24 @@ func TestSpecJudgeModeRequestsPerSpan(t *testing.T) {
 		})
 	}
 }
+
+// A reference or answer of white space only is no text (SPEC §3: a span
+// with no usable reference gets no_reference): the next source is used, and
+// with none the span is not judged against the blank.
+func TestSpecBlankTextIsNoReference(t *testing.T) {
+	h, srv := newDialectHarness(t, nil)
+	b := newBatch("svc")
+	s := b.project("blank-reference", question, " \n\t ", dialectChunks...)
+	s.Attributes().PutStr("rag.answer", answer)
+	blank := b.project("blank-only", question, "   ", dialectChunks...)
+	blank.Attributes().PutStr("rag.answer", "\t")
+	h.consume(b.td)
+	h.waitSpans(2)
+	expectScored(t, h, "blank-reference", "answer", 5.0/6.0)
+	expectStatus(t, h.span("blank-only"), statusNoReference)
+	for _, r := range srv.Requests() {
+		if got := r.Block("REFERENCE"); got != answer {
+			t.Fatalf("judged against %q, want the answer", got)
+		}
+	}
+}

@@ -163,6 +163,10 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 			ret.Reference = v
 		}
 	}
+	// White space alone is no text: a reference of it would be judged
+	// against and record a meaningless score, where the next reference
+	// source, or no_reference, is right (as for blank chunks below).
+	ret.Query, ret.Answer, ret.Reference = textOrNone(ret.Query), textOrNone(ret.Answer), textOrNone(ret.Reference)
 	if err == nil && allBlank(ret.Chunks) {
 		// Documents without text (GenAI makes content opt-in) cannot be
 		// judged; judging them as empty would record a score of 0.
@@ -223,6 +227,14 @@ func (r *Reader) keep(n int) (int, error) {
 		return 0, ErrNoChunks
 	}
 	return n, nil
+}
+
+// textOrNone is s, or "" when s is white space only.
+func textOrNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
 }
 
 func allBlank(chunks []string) bool {
