@@ -35,7 +35,7 @@ var monaLisa = Request{
 // about the rest; every verdict says which stage decided it.
 func TestCascadeAsksTheLLMOnlyWhereUnsure(t *testing.T) {
 	srv := newChatServer(t, labelJudge(map[string]bool{monaLisa.Chunks[0]: true, monaLisa.Chunks[3]: true}))
-	lex := lexicalVerdicts(monaLisa.Query, monaLisa.Reference, monaLisa.Chunks)
+	lex := lexicalVerdicts(lexicalParams(testConfig("").MaxChunkChars), monaLisa.Query, monaLisa.Reference, monaLisa.Chunks)
 	const min = 0.5
 	sure := 0
 	for _, v := range lex {

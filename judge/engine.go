@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ragprecision/ragprecision/judge/internal/lexical"
 )
 
 // Engine judges retrievals: one backend (an LLM endpoint or builtin:lexical)
@@ -30,18 +32,19 @@ type Engine struct {
 	perChunk bool // each chunk is its own group (see job)
 	// cascade: builtin:lexical decides the verdicts it is sure of (at least
 	// minConfidence) before the backend is asked about the rest.
-	cascade       bool
-	minConfidence float64
-	criteria      string
-	keys          keyer
-	cache         *verdictCache
-	clock         Clock
-	obs           Observer
-	jitter        func() float64
-	budget        *budget // nil: no budget
-	maxRetries    int
-	maxChunkChars int
-	slots         int
+	cascade          bool
+	minConfidence    float64
+	firstStageParams lexical.Params // the cascade's builtin:lexical
+	criteria         string
+	keys             keyer
+	cache            *verdictCache
+	clock            Clock
+	obs              Observer
+	jitter           func() float64
+	budget           *budget // nil: no budget
+	maxRetries       int
+	maxChunkChars    int
+	slots            int
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -102,7 +105,7 @@ func New(c Config, opts ...Option) (*Engine, error) {
 	cascade, m, _ := ParseJudge(c.Model)
 	var be backend
 	if m.Provider == ProviderBuiltin {
-		be = lexicalBackend{}
+		be = lexicalBackend{params: lexicalParams(c.MaxChunkChars)}
 	} else {
 		hc := o.httpClient
 		if hc == nil {
@@ -121,22 +124,23 @@ func New(c Config, opts ...Option) (*Engine, error) {
 // newEngine runs backend be under c's scheduling, caching and budget.
 func newEngine(c Config, be backend, o options) *Engine {
 	e := &Engine{
-		be:            be,
-		perChunk:      be.batch() == 1,
-		ident:         be.id(),
-		minConfidence: c.MinConfidence,
-		criteria:      c.Criteria,
-		keys:          keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
-		cache:         newVerdictCache(c.CacheSize, c.CacheTTL),
-		clock:         o.clock,
-		obs:           o.observer,
-		jitter:        o.jitter,
-		maxRetries:    c.MaxRetries,
-		maxChunkChars: c.MaxChunkChars,
-		slots:         c.MaxConcurrency,
-		flights:       make(map[cacheKey]*flight),
-		live:          make(map[*job]struct{}),
-		running:       make(map[*unit]struct{}),
+		be:               be,
+		perChunk:         be.batch() == 1,
+		ident:            be.id(),
+		minConfidence:    c.MinConfidence,
+		criteria:         c.Criteria,
+		keys:             keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
+		cache:            newVerdictCache(c.CacheSize, c.CacheTTL),
+		clock:            o.clock,
+		obs:              o.observer,
+		jitter:           o.jitter,
+		maxRetries:       c.MaxRetries,
+		maxChunkChars:    c.MaxChunkChars,
+		firstStageParams: lexicalParams(c.MaxChunkChars),
+		slots:            c.MaxConcurrency,
+		flights:          make(map[cacheKey]*flight),
+		live:             make(map[*job]struct{}),
+		running:          make(map[*unit]struct{}),
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.latency.warmup = e.slots
@@ -286,7 +290,7 @@ func (e *Engine) prepare(req Request) *job {
 // only its sure "not relevant" verdicts are final: criteria can only narrow
 // what is relevant. It returns the number of chunks left.
 func (e *Engine) firstStage(j *job) int {
-	vs := lexicalVerdicts(j.query, j.ref, j.texts)
+	vs := lexicalVerdicts(e.firstStageParams, j.query, j.ref, j.texts)
 	texts, idx := j.texts[:0], j.idx[:0]
 	for k, v := range vs {
 		if v.Confidence >= e.minConfidence && (e.criteria == "" || !v.Relevant) {

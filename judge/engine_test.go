@@ -441,6 +441,34 @@ func TestBuiltinHonoursMaxChunkChars(t *testing.T) {
 	}
 }
 
+// ... and reads all of it, even beyond the lexical judge's own default cut
+// (lexical.MaxChunkRunes), in a cascade's first stage too: every stage sees
+// the same chunk.
+func TestBuiltinReadsUpToMaxChunkChars(t *testing.T) {
+	filler := strings.Repeat("Bananas grow in bunches. ", 400) // 10,000 runes
+	req := Request{Query: "Who painted the Mona Lisa?", Reference: "Leonardo da Vinci",
+		Chunks: []string{filler + "The Mona Lisa was painted by Leonardo da Vinci.", "Bananas are rich in potassium."}}
+	srv := newChatServer(t, labelJudge(nil))
+	cascade := testConfig(srv.URL)
+	cascade.Model, cascade.MinConfidence = "cascade:openai:gpt-test", 0 // the first stage decides all
+	for _, c := range []Config{
+		{Model: "builtin:lexical", Mode: ModePerChunk, ResponseFormat: FormatAuto, Timeout: time.Second, MaxConcurrency: 1},
+		cascade,
+	} {
+		c.MaxChunkChars = 20000
+		res, err := mustNew(t, c).Judge(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := relevant(res); !got[0] || got[1] {
+			t.Fatalf("%s: verdicts %v: the answer within max_chunk_chars must be read", c.Model, got)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Fatalf("%d LLM calls: the first stage should have decided every chunk", srv.Calls())
+	}
+}
+
 // Close ends every judgement at once, including requests in flight.
 func TestCloseEndsJudgementsInFlight(t *testing.T) {
 	srv := newChatServer(t, func(int, chattest.Request) chattest.Reply { return chattest.Reply{Delay: 10 * time.Second} })
