@@ -40,7 +40,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	b, t := &o.bench, &o.bench.Traffic
 	fs.StringVar(&b.Collector, "collector", def.Collector, "the distribution's `binary` (make build)")
-	fs.BoolVar(&o.short, "short", false, "a few seconds per pipeline, as the CI check runs it (sets -rounds 2 -warmup 1s -measure 2s)")
+	short := distbench.ShortOptions(def.Collector)
+	fs.BoolVar(&o.short, "short", false, fmt.Sprintf("a few seconds per pipeline, as the CI check runs it (sets -rounds %d -warmup %v -measure %v)",
+		short.Rounds, short.Warmup, short.Measure))
 	fs.IntVar(&b.Rounds, "rounds", def.Rounds, "measurements of each pipeline, interleaved")
 	fs.DurationVar(&b.Warmup, "warmup", def.Warmup, "load before each measured window")
 	fs.DurationVar(&b.Measure, "measure", def.Measure, "measured window")
