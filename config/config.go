@@ -311,10 +311,6 @@ func durationAtLeast(add func(string, ...any), key string, d, least time.Duratio
 	return false
 }
 
-// firstRetryBackoff is the shortest wait before a retry (the judge's
-// initial backoff with the least jitter).
-const firstRetryBackoff = 250 * time.Millisecond
-
 // checkRetryRoom refuses a judge.timeout that leaves no room inside
 // max_wait for what a span's judgement needs: with retries, an attempt, a
 // backoff and a second attempt; and, with trace_join, at least one attempt
@@ -323,7 +319,7 @@ func (c *Config) checkRetryRoom(add func(string, ...any)) {
 	timeout := c.Judge.ClientConfig.Timeout
 	need, what := timeout, "one request"
 	if c.Judge.MaxRetries > 0 {
-		need, what = 2*timeout+firstRetryBackoff, "a request, a backoff and one retry"
+		need, what = 2*timeout+judge.MinRetryBackoff, "a request, a backoff and one retry"
 	}
 	if need > c.MaxWait {
 		add("judge.timeout: %s leaves no room for %s inside max_wait (%s needed, max_wait is %s); lower judge.timeout or raise max_wait",

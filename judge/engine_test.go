@@ -545,3 +545,20 @@ func TestJudgementEndedInTakeIsReportedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// MinRetryBackoff, which configuration relies on to refuse a judge.timeout
+// leaving no room for a retry, is the engine's shortest backoff.
+func TestMinRetryBackoffIsTheShortestBackoff(t *testing.T) {
+	for _, jitter := range []float64{0, 0.5, 0.999} {
+		e := mustNew(t, Config{Model: "builtin:lexical", Mode: ModePerChunk, ResponseFormat: FormatAuto, Timeout: time.Second,
+			MaxConcurrency: 1, MaxChunkChars: 100}, WithJitter(func() float64 { return jitter }))
+		for attempt := range 20 {
+			if d := e.backoff(attempt); d < MinRetryBackoff {
+				t.Fatalf("backoff(%d) = %v with jitter %v, below MinRetryBackoff %v", attempt, d, jitter, MinRetryBackoff)
+			}
+		}
+		if jitter == 0 && e.backoff(0) != MinRetryBackoff {
+			t.Fatalf("backoff(0) = %v without jitter, want MinRetryBackoff %v", e.backoff(0), MinRetryBackoff)
+		}
+	}
+}

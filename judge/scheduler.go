@@ -396,6 +396,11 @@ const (
 	maxRetryAfter  = 60 * time.Second
 )
 
+// MinRetryBackoff is the shortest wait before a retry: the initial backoff
+// with the least jitter. Configuration checks that max_wait leaves room for
+// it.
+const MinRetryBackoff = initialBackoff / 2
+
 func (e *Engine) backoff(attempt int) time.Duration {
 	d := initialBackoff << min(attempt, 16)
 	if d > maxBackoff || d <= 0 {
