@@ -244,7 +244,7 @@ func (j *job) runnable() int { return j.todo + len(j.retries) }
 // prepare cuts the texts to max_chunk_chars, decides empty chunks, and
 // computes the groups' cache keys.
 func (e *Engine) prepare(req Request) *job {
-	query, ref := truncateRunes(req.Query, e.maxChunkChars), truncateRunes(req.Reference, e.maxChunkChars)
+	query, ref := TruncateRunes(req.Query, e.maxChunkChars), TruncateRunes(req.Reference, e.maxChunkChars)
 	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1}
 	n := 0
 	for _, c := range req.Chunks {
@@ -260,7 +260,7 @@ func (e *Engine) prepare(req Request) *job {
 			j.verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
 			continue
 		}
-		j.texts = append(j.texts, truncateRunes(c, e.maxChunkChars))
+		j.texts = append(j.texts, TruncateRunes(c, e.maxChunkChars))
 		j.idx = append(j.idx, i)
 	}
 	if e.cascade && n > 0 {

@@ -90,7 +90,7 @@ func (w wireVerdict) toVerdict() (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: verdict is neither \"yes\" nor \"no\" (%d characters)", errBadReply, len(*w.Verdict))
 	}
 	if w.Reason != nil {
-		v.Reason = truncateRunes(strings.TrimSpace(*w.Reason), maxReasonRunes)
+		v.Reason = TruncateRunes(strings.TrimSpace(*w.Reason), maxReasonRunes)
 	}
 	return v, nil
 }

@@ -138,10 +138,11 @@ type jsonSchema map[string]any
 
 func (s jsonSchema) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]any(s)) }
 
-// truncateRunes cuts s to at most n runes, on a rune boundary, and replaces
+// TruncateRunes cuts s to at most n runes, on a rune boundary, and replaces
 // invalid UTF-8 so that what reaches the prompt, the cache key and the JSON
-// encoder is the same text.
-func truncateRunes(s string, n int) string {
+// encoder is the same text. It is what a judge is sent of a text under
+// judge.max_chunk_chars.
+func TruncateRunes(s string, n int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/internal/evalset"
+	"github.com/ragprecision/ragprecision/judge"
 )
 
 // oracle is a local OpenAI-compatible judge that answers from the labels of
@@ -57,7 +58,7 @@ func (s oracleSource) Next() (evalset.Retrieval, error) {
 	s.o.mu.Lock()
 	for i, c := range r.Chunks {
 		// As the judge sends it: cut to max_chunk_chars.
-		s.o.labels[[2]string{cutRunes(r.Query, maxChunkChars), cutRunes(texts[i], maxChunkChars)}] = c.Relevant
+		s.o.labels[[2]string{judge.TruncateRunes(r.Query, maxChunkChars), judge.TruncateRunes(texts[i], maxChunkChars)}] = c.Relevant
 	}
 	s.o.mu.Unlock()
 	return r, nil
@@ -95,16 +96,4 @@ func (o *oracle) wrong(q, chunk string) bool {
 	h.Write([]byte{0})
 	h.Write([]byte(chunk))
 	return float64(h.Sum64())/math.MaxUint64 < o.errorRate
-}
-
-// cutRunes is s cut to n runes, as the judge cuts what it sends.
-func cutRunes(s string, n int) string {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }
