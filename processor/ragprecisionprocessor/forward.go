@@ -106,8 +106,7 @@ func (f *forwarder) deliver(ctx context.Context, hs []*heldSpan) {
 			// Shutdown has stopped forwarding: the next component may be
 			// shut down as soon as Shutdown returns, and must not be called
 			// after that.
-			p.drop(hs, dropShutdown)
-			p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(hs)))
+			p.dropAtShutdown(hs)
 			return
 		}
 		err := p.consumeStoppable(ctx, td)
@@ -157,8 +156,14 @@ func (f *forwarder) dropAll() {
 	if len(batch) == 0 {
 		return
 	}
-	f.p.drop(batch, dropShutdown)
-	f.p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(batch)))
+	f.p.dropAtShutdown(batch)
+}
+
+// dropAtShutdown drops held spans that shutdown_timeout left no time to
+// forward, and says so.
+func (p *ragProcessor) dropAtShutdown(hs []*heldSpan) {
+	p.drop(hs, dropShutdown)
+	p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(hs)))
 }
 
 // drop gives back the places of held spans that are lost, and counts them,
