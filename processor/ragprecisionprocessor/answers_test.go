@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/chattest"
 )
 
 // openInferenceRetriever appends an OpenInference retriever span of trace
@@ -20,6 +21,26 @@ func openInferenceRetriever(b *batch, name string, tid pcommon.TraceID) ptrace.S
 		r.Attributes().PutStr("retrieval.documents."+string(rune('0'+i))+".document.content", c)
 	}
 	return r
+}
+
+// openInferenceLLM appends an OpenInference LLM span of trace tid whose
+// output is its answer.
+func openInferenceLLM(b *batch, name string, tid pcommon.TraceID, output string) ptrace.Span {
+	s := b.add(name, tid)
+	s.Attributes().PutStr("openinference.span.kind", "LLM")
+	s.Attributes().PutStr("output.value", output)
+	return s
+}
+
+// expectJudgedAgainst fails unless every request the judge received had
+// want as its reference.
+func expectJudgedAgainst(t *testing.T, srv *chattest.Server, want string) {
+	t.Helper()
+	for _, r := range srv.Requests() {
+		if got := r.Block("REFERENCE"); got != want {
+			t.Fatalf("judged against %q, want %q", got, want)
+		}
+	}
 }
 
 // A retrieval span whose trace's answer went through in an earlier batch
@@ -51,9 +72,7 @@ func TestRememberedLLMAnswerWaitsForTheRoot(t *testing.T) {
 	h, _ := newDialectHarness(t, rootJoinConfig)
 	tid := traceID()
 	b := newBatch("svc")
-	llm := b.add("llm", tid)
-	llm.Attributes().PutStr("openinference.span.kind", "LLM")
-	llm.Attributes().PutStr("output.value", answer)
+	openInferenceLLM(b, "llm", tid, answer)
 	h.consume(b.td)
 	b = newBatch("svc")
 	openInferenceRetriever(b, "retrieve", tid)

@@ -231,15 +231,11 @@ func TestTraceJoinFallsBackToLastLLMSpan(t *testing.T) {
 	for i, c := range dialectChunks {
 		r.Attributes().PutStr("retrieval.documents."+string(rune('0'+i))+".document.content", c)
 	}
-	early := b.add("llm-1", tid)
-	early.Attributes().PutStr("openinference.span.kind", "LLM")
-	early.Attributes().PutStr("output.value", "Bananas contain potassium.")
+	early := openInferenceLLM(b, "llm-1", tid, "Bananas contain potassium.")
 	early.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(-time.Minute)))
 	h.consume(b.td)
 	b = newBatch("svc")
-	late := b.add("llm-2", tid)
-	late.Attributes().PutStr("openinference.span.kind", "LLM")
-	late.Attributes().PutStr("output.value", answer)
+	openInferenceLLM(b, "llm-2", tid, answer)
 	h.consume(b.td)
 	h.waitSpans(3)
 	expectScored(t, h, "retrieve", "answer", 5.0/6.0)

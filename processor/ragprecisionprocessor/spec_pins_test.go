@@ -304,11 +304,7 @@ func TestSpecReferenceSourceOrder(t *testing.T) {
 			h.consume(b.td)
 			h.waitSpans(1)
 			expectScored(t, h, "retrieve", tc.want, 5.0/6.0)
-			for _, r := range srv.Requests() {
-				if got := r.Block("REFERENCE"); got != tc.text {
-					t.Fatalf("judged against %q, want %q", got, tc.text)
-				}
-			}
+			expectJudgedAgainst(t, srv, tc.text)
 		})
 	}
 }
@@ -404,9 +400,7 @@ func TestSpecTraceAnswerPrecedence(t *testing.T) {
 		tid := traceID()
 		b := newBatch("svc")
 		openInferenceRetriever(b, "retrieve", tid)
-		llm := b.add("llm", tid)
-		llm.Attributes().PutStr("openinference.span.kind", "LLM")
-		llm.Attributes().PutStr("output.value", "Bananas contain potassium.")
+		llm := openInferenceLLM(b, "llm", tid, "Bananas contain potassium.")
 		llm.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(time.Minute)))
 		root := rootSpan(b, tid, "chain")
 		root.Attributes().PutStr("openinference.span.kind", "CHAIN")
@@ -414,34 +408,22 @@ func TestSpecTraceAnswerPrecedence(t *testing.T) {
 		h.consume(b.td)
 		h.waitSpans(3)
 		expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-		for _, r := range srv.Requests() {
-			if got := r.Block("REFERENCE"); got != answer {
-				t.Fatalf("judged against %q, want the root's answer", got)
-			}
-		}
+		expectJudgedAgainst(t, srv, answer)
 	})
 	t.Run("last-ending, not last-arriving, LLM span", func(t *testing.T) {
 		h, srv := newDialectHarness(t, joinConfig)
 		tid := traceID()
 		b := newBatch("svc")
 		openInferenceRetriever(b, "retrieve", tid)
-		late := b.add("llm-ends-last", tid)
-		late.Attributes().PutStr("openinference.span.kind", "LLM")
-		late.Attributes().PutStr("output.value", answer)
+		openInferenceLLM(b, "llm-ends-last", tid, answer)
 		h.consume(b.td)
 		b = newBatch("svc")
-		early := b.add("llm-arrives-last", tid)
-		early.Attributes().PutStr("openinference.span.kind", "LLM")
-		early.Attributes().PutStr("output.value", "Bananas contain potassium.")
+		early := openInferenceLLM(b, "llm-arrives-last", tid, "Bananas contain potassium.")
 		early.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(-time.Minute)))
 		h.consume(b.td)
 		h.waitSpans(3)
 		expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-		for _, r := range srv.Requests() {
-			if got := r.Block("REFERENCE"); got != answer {
-				t.Fatalf("judged against %q, want the last-ending LLM span's answer", got)
-			}
-		}
+		expectJudgedAgainst(t, srv, answer)
 	})
 	// The same when both answers went through before the retrieval span
 	// came (the answers it finds are the remembered ones).
@@ -449,14 +431,10 @@ func TestSpecTraceAnswerPrecedence(t *testing.T) {
 		h, srv := newDialectHarness(t, joinConfig)
 		tid := traceID()
 		b := newBatch("svc")
-		late := b.add("llm-ends-last", tid)
-		late.Attributes().PutStr("openinference.span.kind", "LLM")
-		late.Attributes().PutStr("output.value", answer)
+		openInferenceLLM(b, "llm-ends-last", tid, answer)
 		h.consume(b.td)
 		b = newBatch("svc")
-		early := b.add("llm-arrives-last", tid)
-		early.Attributes().PutStr("openinference.span.kind", "LLM")
-		early.Attributes().PutStr("output.value", "Bananas contain potassium.")
+		early := openInferenceLLM(b, "llm-arrives-last", tid, "Bananas contain potassium.")
 		early.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(-time.Minute)))
 		h.consume(b.td)
 		b = newBatch("svc")
@@ -464,11 +442,7 @@ func TestSpecTraceAnswerPrecedence(t *testing.T) {
 		h.consume(b.td)
 		h.waitSpans(3)
 		expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-		for _, r := range srv.Requests() {
-			if got := r.Block("REFERENCE"); got != answer {
-				t.Fatalf("judged against %q, want the last-ending LLM span's answer", got)
-			}
-		}
+		expectJudgedAgainst(t, srv, answer)
 	})
 }
 
@@ -544,9 +518,5 @@ func TestSpecBlankTextIsNoReference(t *testing.T) {
 	h.waitSpans(2)
 	expectScored(t, h, "blank-reference", "answer", 5.0/6.0)
 	expectStatus(t, h.span("blank-only"), statusNoReference)
-	for _, r := range srv.Requests() {
-		if got := r.Block("REFERENCE"); got != answer {
-			t.Fatalf("judged against %q, want the answer", got)
-		}
-	}
+	expectJudgedAgainst(t, srv, answer)
 }
