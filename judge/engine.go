@@ -130,7 +130,7 @@ func newEngine(c Config, be backend, o options) *Engine {
 		minConfidence:    c.MinConfidence,
 		criteria:         c.Criteria,
 		keys:             keyer{salt: []byte(be.id() + "\x00" + c.BaseURL + "\x00" + PromptVersion + "\x00" + string(c.Mode) + "\x00" + criteriaSalt(be, c.Criteria))},
-		cache:            newVerdictCache(c.CacheSize, c.CacheTTL),
+		cache:            newVerdictCache(cacheSizeFor(be, c.CacheSize), c.CacheTTL),
 		clock:            o.clock,
 		obs:              o.observer,
 		jitter:           o.jitter,
@@ -166,6 +166,32 @@ func defaultTransport(maxConcurrency int) *http.Transport {
 // ID is the judge's "provider:model", as recorded on scored spans
 // ("cascade:provider:model" for a cascade).
 func (e *Engine) ID() string { return e.ident }
+
+// cacheSizeFor is the verdict cache's size for backend be: none for an
+// inline judge. builtin:lexical judges a retrieval of 5 chunks of 500 bytes
+// in about 15 µs; keeping its verdicts costs more than that: a SHA-256 of
+// the whole retrieval for the key, an LRU entry, and about 800 bytes of
+// reasons per retrieval kept live, 80 MB at the default size, which the
+// garbage collector marks on every cycle. On distinct traffic (the usual
+// case: its key holds the reference, often the generated answer) that was
+// a third of what judging every span cost the collector (docs/BENCHMARKS.md),
+// and repeats save too little to pay for it. A cascade's LLM stage keeps
+// its cache; its lexical first stage was never cached either.
+func cacheSizeFor(be backend, size int) int {
+	if be.inline() {
+		return 0
+	}
+	return size
+}
+
+// noteLookups reports chunks looked up in the cache (or found in flight)
+// to the observer. An inline judge has no cache and reports none.
+func (e *Engine) noteLookups(hits, misses int) {
+	if e.be.inline() {
+		return
+	}
+	e.note(func() { e.obs.CacheLookups(hits, misses) })
+}
 
 // criteriaSalt is what the criteria add to cache keys: nothing for a judge
 // that ignores them.
@@ -335,31 +361,52 @@ func (e *Engine) fromCache(j *job, now time.Time) {
 }
 
 // JudgeInline judges req in the caller's goroutine. It is for inline judges
-// (see Inline); others return an error.
+// (see Inline); others return an error. Inline judges are not cached (see
+// cacheSizeFor), so it is the judge and nothing else: no job, no keys.
 func (e *Engine) JudgeInline(req Request) (Result, error) {
 	if !e.be.inline() {
 		return Result{}, errors.New("judge " + e.be.id() + " cannot judge inline")
 	}
-	j := e.prepare(req)
-	now := e.clock.Now()
-	e.fromCache(j, now)
-	misses := 0
-	for g, k := range j.keys {
-		if j.gstate[g] != groupTodo {
-			continue
+	query, ref := TruncateRunes(req.Query, e.maxChunkChars), TruncateRunes(req.Reference, e.maxChunkChars)
+	// The chunks go to the judge as they are unless one is empty (decided
+	// here) or longer than max_chunk_chars: only then is a list made.
+	texts, idx := req.Chunks, []int(nil)
+	for i, c := range req.Chunks {
+		cut := TruncateRunes(c, e.maxChunkChars)
+		blank := strings.TrimSpace(c) == ""
+		if idx == nil && (blank || len(cut) != len(c)) {
+			texts, idx = make([]string, i, len(req.Chunks)), make([]int, i, len(req.Chunks))
+			copy(texts, req.Chunks[:i])
+			for k := range idx {
+				idx[k] = k
+			}
 		}
-		texts, idx := j.groupOf(g, e.perChunk)
-		vs, usage, err := e.be.attempt(context.Background(), j.query, j.ref, texts)
-		if err != nil {
+		if idx != nil && !blank {
+			texts, idx = append(texts, cut), append(idx, i)
+		}
+	}
+	var vs []Verdict
+	var usage Usage
+	if len(texts) > 0 {
+		var err error
+		if vs, usage, err = e.be.attempt(context.Background(), query, ref, texts); err != nil {
 			return Result{}, err
 		}
-		j.usage.Add(usage)
-		misses += len(idx)
-		e.cache.put(k, vs, now)
-		e.decideGroupLocked(j, g, vs)
+		if len(vs) != len(texts) {
+			return Result{Usage: usage}, badReply(errors.New("a verdict count unlike the chunk count"))
+		}
 	}
-	e.obs.CacheLookups(j.hits, misses)
-	return Result{Verdicts: j.verdicts, Usage: j.usage}, nil
+	if idx == nil {
+		return Result{Verdicts: vs, Usage: usage}, nil
+	}
+	verdicts := make([]Verdict, len(req.Chunks))
+	for i := range verdicts {
+		verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
+	}
+	for k, i := range idx {
+		verdicts[i] = vs[k]
+	}
+	return Result{Verdicts: verdicts, Usage: usage}, nil
 }
 
 // Judge judges req and waits for the verdicts, until ctx ends. A deadline
@@ -553,7 +600,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	}
 	// Groups still todo are reported when a worker looks them up.
 	if hits := j.hits; hits > 0 {
-		e.note(func() { e.obs.CacheLookups(hits, 0) })
+		e.noteLookups(hits, 0)
 	}
 	if j.left == 0 {
 		e.completeLocked(j)

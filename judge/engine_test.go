@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -394,33 +395,72 @@ func TestEmptyChunksAreNotSent(t *testing.T) {
 	}
 }
 
-// The verdict cache wraps any judge: builtin:lexical repeats are served from
-// it, keyed on the whole retrieval (its verdicts depend on the neighbours).
-func TestBuiltinJudgeIsCached(t *testing.T) {
+// builtin:lexical is not cached, whatever cache.size says: it judges a
+// retrieval again for less than keeping its verdicts costs (cacheSizeFor).
+// Its repeats get the same verdicts, judged again, whether it is called
+// inline or through the scheduler, and no cache lookup is counted.
+func TestBuiltinJudgeIsNotCached(t *testing.T) {
 	c := Config{Model: "builtin:lexical", Mode: ModePerChunk, ResponseFormat: FormatAuto, Timeout: time.Second,
 		MaxConcurrency: 1, MaxChunkChars: 100, CacheSize: 10}
 	obs := newRecordingObserver()
 	j := mustNew(t, c, WithObserver(obs))
+	if j.cache.lru != nil {
+		t.Fatal("builtin:lexical has a verdict cache")
+	}
 	req := Request{Query: "Who painted the Mona Lisa?", Reference: "Leonardo da Vinci",
 		Chunks: []string{"The Mona Lisa was painted by Leonardo da Vinci.", "Bananas are rich in potassium."}}
 	first, err := j.Judge(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := relevant(first); !got[0] || got[1] {
+		t.Fatalf("verdicts %v", got)
+	}
 	second, err := j.Judge(context.Background(), req)
-	if err != nil || relevant(second)[0] != relevant(first)[0] || second.Verdicts[1].Reason != first.Verdicts[1].Reason {
+	if err != nil || !slices.Equal(second.Verdicts, first.Verdicts) {
 		t.Fatalf("%+v %v", second, err)
 	}
-	if s := obs.snapshot(); s.hits != 2 || s.misses != 2 {
-		t.Fatalf("hits %d misses %d, want the second judgement from the cache", s.hits, s.misses)
-	}
-	// A different neighbour is a different key.
-	req.Chunks[1] = "Bananas are yellow."
-	if _, err := j.Judge(context.Background(), req); err != nil {
+	tk, err := j.Admit(req, time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s := obs.snapshot(); s.misses != 4 {
-		t.Fatalf("misses %d: the set is part of the key", s.misses)
+	done := make(chan Result, 1)
+	tk.Commit(func(res Result, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	})
+	if third := <-done; !slices.Equal(third.Verdicts, first.Verdicts) {
+		t.Fatalf("through the scheduler: %+v", third)
+	}
+	if s := obs.snapshot(); s.hits != 0 || s.misses != 0 {
+		t.Fatalf("hits %d misses %d: no cache, no lookups", s.hits, s.misses)
+	}
+}
+
+// Empty and overlong chunks keep their places among the verdicts of an
+// inline judge: empty ones are decided without it, long ones cut.
+func TestBuiltinInlineKeepsRanks(t *testing.T) {
+	c := Config{Model: "builtin:lexical", Mode: ModePerChunk, ResponseFormat: FormatAuto, Timeout: time.Second,
+		MaxConcurrency: 1, MaxChunkChars: 60}
+	j := mustNew(t, c)
+	long := "Bananas grow in bunches. " + strings.Repeat("Bananas are yellow. ", 5) + "The Mona Lisa was painted by Leonardo da Vinci."
+	res, err := j.JudgeInline(Request{Query: "Who painted the Mona Lisa?", Reference: "Leonardo da Vinci",
+		Chunks: []string{"  ", long, "The Mona Lisa was painted by Leonardo da Vinci.", ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Verdicts) != 4 {
+		t.Fatalf("%d verdicts", len(res.Verdicts))
+	}
+	for _, i := range []int{0, 3} {
+		if v := res.Verdicts[i]; v.Relevant || v.Reason != EmptyChunkReason {
+			t.Errorf("chunk %d: %+v", i, v)
+		}
+	}
+	if got := relevant(res); got[1] || !got[2] {
+		t.Fatalf("verdicts %v: the long chunk is read only up to max_chunk_chars", got)
 	}
 }
 

@@ -144,7 +144,7 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	texts, idx := j.groupOf(g, e.perChunk)
 	if vs, ok := e.cache.get(k, now); ok && len(vs) == len(idx) {
 		e.unreserveGroupLocked(j, g)
-		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
+		e.noteLookups(len(idx), 0)
 		e.decideGroupLocked(j, g, vs)
 		if j.left == 0 {
 			e.completeLocked(j)
@@ -153,12 +153,12 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	}
 	if f, ok := e.flights[k]; ok {
 		e.unreserveGroupLocked(j, g)
-		e.note(func() { e.obs.CacheLookups(len(idx), 0) })
+		e.noteLookups(len(idx), 0)
 		e.attachLocked(j, g, f)
 		return nil
 	}
 	e.spendGroupLocked(j, g)
-	e.note(func() { e.obs.CacheLookups(0, len(idx)) })
+	e.noteLookups(0, len(idx))
 	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts),
 		waiters: []waiter{{j: j, idx: idx, g: g}}}
 	e.flights[k] = f
