@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -95,6 +96,9 @@ type scoreResult struct {
 // event onto span.
 func markScored(span ptrace.Span, r scoreResult, now time.Time) {
 	attrs := span.Attributes()
+	// Room for the nine attributes at once, rather than the slice growing
+	// (and being copied) a few times on the way.
+	attrs.EnsureCapacity(attrs.Len() + 9)
 	attrs.PutDouble(attrPrecision, r.score.Value)
 	attrs.PutBool(attrPassed, r.passed)
 	attrs.PutInt(attrK, int64(r.score.K))
@@ -113,6 +117,7 @@ func markScored(span ptrace.Span, r scoreResult, now time.Time) {
 	ev.SetName(eventEvaluation)
 	ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
 	ea := ev.Attributes()
+	ea.EnsureCapacity(4)
 	ea.PutStr(attrEvalName, evaluationName)
 	ea.PutDouble(attrEvalScoreValue, r.score.Value)
 	label := labelFail
@@ -187,7 +192,9 @@ func explain(r scoreResult) string {
 		b = append(b, '.')
 		quoted++
 	}
-	return string(b)
+	// b is this call's own and is not written again: the string can be it
+	// rather than a copy of it.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // appendRanks appends the 1-based ranks of the verdicts that match, comma
