@@ -176,23 +176,54 @@ func (r *Reader) holdsDocuments(s string) bool {
 	return false
 }
 
-// mentionsDocuments reports whether s contains "page_content". It jumps
-// from '_' to '_' with strings.IndexByte, a vector instruction that reads
-// tens of bytes a cycle, and compares the bytes around each: '_' is rare in
-// prose, where 'p' (which strings.Contains would jump between) is not.
+// mentionsDocuments reports whether s contains "page_content", exactly as
+// strings.Contains would. It jumps from one anchor byte of page_content to
+// the next with strings.IndexByte, a vector instruction that reads tens of
+// bytes a cycle, and compares the twelve bytes around each with two 8-byte
+// loads. Each jump costs a call, so the anchor is a byte rare in the text:
+// '_' first, rare in prose; when two jumps in a row land less than
+// denseAnchor bytes on (as in LangChain's serialisation, whose keys are
+// full of underscores, or in a run of underscores) the next of
+// documentAnchors takes over, in turn. Which anchor is used changes only
+// the speed: every jump finds the first place at or after i where the
+// anchor byte is where page_content would have it, and no match can start
+// before that.
 func mentionsDocuments(s string) bool {
-	const underscore = len("page") // the index of '_' in "page_content"
-	for i := 0; ; i++ {
-		j := strings.IndexByte(s[i:], '_')
+	const n = len(traceloopDocumentsKey)
+	a, dense := 0, 0
+	for i := 0; i+n <= len(s); {
+		off := documentAnchors[a]
+		j := strings.IndexByte(s[i+off:len(s)-n+1+off], traceloopDocumentsKey[off])
 		if j < 0 {
 			return false
 		}
-		i += j
-		if i >= underscore && i-underscore+len(traceloopDocumentsKey) <= len(s) &&
-			s[i-underscore:i-underscore+len(traceloopDocumentsKey)] == traceloopDocumentsKey {
+		i += j // page_content's anchor byte is at i+off
+		if load64(s, i) == documentsWords[0] && load64(s, i+n-8) == documentsWords[1] {
 			return true
 		}
+		i++
+		if j >= denseAnchor {
+			dense = 0
+		} else if dense++; dense == 2 {
+			a, dense = (a+1)%len(documentAnchors), 0
+		}
 	}
+	return false
+}
+
+// documentAnchors are the offsets in page_content of the bytes
+// mentionsDocuments jumps between, in the order it tries them: '_', 'g',
+// 'p', 'c'.
+var documentAnchors = [...]int{4, 2, 0, 5}
+
+// denseAnchor is the jump (in bytes) below which an anchor is taken to be
+// common in the text.
+const denseAnchor = 32
+
+// documentsWords are the first and last 8 bytes of page_content.
+var documentsWords = [2]uint64{
+	load64(traceloopDocumentsKey, 0),
+	load64(traceloopDocumentsKey, len(traceloopDocumentsKey)-8),
 }
 
 // traceloopQuery is the query of an OpenLLMetry span: the query field of
