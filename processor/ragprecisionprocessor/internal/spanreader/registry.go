@@ -258,10 +258,13 @@ func keyWords(k string) [4]uint64 {
 // observe is the single pass over a span's attributes.
 func (r *Reader) observe(span ptrace.Span, obs *observation) {
 	t := &r.table
+	// In a local, the bit set stays in a register: the loop writes to obs
+	// through a pointer, after which t.lengths would be loaded again.
+	lengths := t.lengths
 	for k, v := range span.Attributes().All() {
 		var bucket []keyEntry
 		if n := len(k); n < len(t.short) {
-			if t.lengths&(1<<n) == 0 {
+			if lengths&(1<<n) == 0 {
 				continue
 			}
 			bucket = t.short[n]
