@@ -67,10 +67,14 @@
 //
 // The query and the reference are analysed once per retrieval (or once for
 // many, with Prepare). A chunk is then read in one pass that keeps none of
-// its words: each is lower-cased into a buffer and hashed once, eight bytes
-// at a time, and that hash finds it among the stop words, the query's terms
-// and the reference's words. Judging a retrieval allocates its verdicts, one
-// string for all its reasons, and the query's analysis.
+// its words: the scanner finds words eight bytes at a time and reads an
+// ASCII word's first bytes, lower-cased, straight from the text. They tell a
+// stop word, and their first three bytes rule out most words as neither a
+// query or reference term nor a reference word (a small filter built by
+// Prepare). Only the words that pass are lower-cased into a buffer, hashed,
+// stemmed and looked up among the terms and the reference's words. Judging
+// a retrieval allocates its verdicts, one string for all its reasons, and
+// the query's analysis.
 package lexical
 
 const (

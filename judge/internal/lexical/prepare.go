@@ -15,7 +15,10 @@ type Prepared struct {
 	// table holds the terms (stems of the query's and the reference's
 	// content words, indexed in order of first appearance, query first, so
 	// that nothing depends on hashing) and the reference phrase's words.
-	table  wordTable
+	table wordTable
+	// filter holds the prefixes of the table's words, for the chunk
+	// scanner to skip most words without looking them up.
+	filter prefixFilter
 	nQuery int // terms [0, nQuery) are the query's
 	nTerms int
 	names  []name
@@ -100,6 +103,12 @@ func (p Params) Prepare(query, reference string) *Prepared {
 		}
 		b.quoted = appendQuoteFields(b.quoted, reference)
 		b.quotedEnds = append(b.quotedEnds, len(b.quoted))
+	}
+
+	for i := range r.table.slots {
+		if key := r.table.slots[i].key; key != "" {
+			r.filter.add(key)
+		}
 	}
 
 	// The quoted texts share one string, and the names' terms one array.

@@ -1,5 +1,11 @@
 package lexical
 
+import (
+	"encoding/binary"
+	"unicode"
+	"unicode/utf8"
+)
+
 // chunkInfo is what one pass over a chunk yields, besides the terms and names
 // it has (kept in the caller's bit sets, see scan).
 type chunkInfo struct {
@@ -20,74 +26,173 @@ type leadWord struct {
 // scanBuffers are reused from chunk to chunk: a chunk's words are not
 // needed once it is scanned.
 type scanBuffers struct {
-	lower  []byte  // the current word, lower-cased
-	seq    []int32 // the chunk's content words as term indices (-1: not a term)
-	phrase []int32 // all the chunk's words as reference phrase positions (-1: none)
+	lower  []byte // the current word, lower-cased
+	seq    []hit  // the chunk's content words that are terms
+	phrase []hit  // the chunk's words that are reference phrase words
 }
 
-// scan reads one chunk, word by word, without keeping the words: each is
-// lower-cased into a buffer, hashed once, and looked up among the stop words,
-// the reference phrase's words and the terms (by its stem). It sets has's bit
-// t for every term t the chunk contains, and names[k] to 1 when the chunk
-// contains query name k, 2 when it does so in its lead.
+// hit is a word of a chunk found in the table: its position among the
+// chunk's content words (for seq) or among all its words (for phrase), and
+// its term index or reference phrase position. Names and the phrase are
+// runs of words that are all in the table, so the words that are not need
+// not be kept to find them (see indexHits).
+type hit struct {
+	pos int
+	val int32
+}
+
+// scan reads one chunk, word by word, without keeping the words. It sets
+// has's bit t for every term t the chunk contains, and names[k] to 1 when
+// the chunk contains query name k, 2 when it does so in its lead.
+//
+// It finds words by the rules of wordReader.next, eight ASCII bytes at a
+// time, and reads an ASCII word's first sixteen bytes as two lower-cased
+// blocks straight from the text. Those are enough to tell a stop word
+// (isStopBlock), and the first three bytes to rule out, for most words,
+// that the word or its stem is in the table (prefixFilter). Only a word that
+// passes is lower-cased into a buffer, hashed, stemmed and looked up.
 func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []int8) chunkInfo {
-	text := cut(chunk, r.params.chunkRunes())
+	s := cut(chunk, r.params.chunkRunes())
 	lower, seq, all := buf.lower, buf.seq[:0], buf.phrase[:0]
 	wantPhrase := len(r.phrase) > 0
+	wantSeq := len(r.names) > 0
 	// The subject is read from the first maxNameWords words, plus one to
 	// see whether a stop word is followed by a capitalised word.
 	var lead [maxNameWords + 1]leadWord
 	nLead := 0
-	words := wordReader{s: text}
+	nWords, nContent := 0, 0
+	i := 0
 	for {
-		start, end, brk, ascii := words.next()
-		if start < 0 {
+		// The separators before the word, and whether they break names.
+		brk := false
+		for i < len(s) {
+			c := asciiClass[s[i]]
+			if c == asciiWord {
+				break
+			}
+			if c != notASCII {
+				// Outside a word, '.' and ',' are breaks.
+				brk = brk || c != asciiJoin
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError && isWordRune(r) {
+				break
+			}
+			if r == utf8.RuneError || !unicode.IsSpace(r) && !isJoiner(r) {
+				brk = true
+			}
+			i += size
+		}
+		if i >= len(s) {
 			break
 		}
-		raw := text[start:end]
-		hash := lowerHash(&lower, text, start, end, ascii)
-		stop := isStopWord(lower, hash)
-		// The word itself is looked up for the phrase, and as its own stem
-		// when stemming leaves it unchanged, as it does most words.
-		n, y := stemLen(lower)
-		stemmed := n < len(lower) || y
-		var whole *wordSlot
-		if wantPhrase || !stop && !stemmed {
-			whole = r.table.findBytes(hash, lower)
+
+		// The word.
+		start, ascii := i, true
+		for {
+			if i+8 <= len(s) {
+				n := asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
+				i += n
+				if n == 8 {
+					continue
+				}
+			} else {
+				for i < len(s) && asciiClass[s[i]] == asciiWord {
+					i++
+				}
+				if i == len(s) {
+					break
+				}
+			}
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if (c == '.' || c == ',') && betweenDigits(s, i) {
+					i++ // inside a number
+					continue
+				}
+				break
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || !isWordRune(r) {
+				break
+			}
+			ascii = false
+			i += size
 		}
-		if wantPhrase {
-			pos := int32(-1)
+		end := i
+
+		// Its first sixteen lower-cased bytes, zero past its end.
+		var b0, b1 uint64
+		n := end - start
+		if ascii {
+			b0 = lowerASCII(loadBlock(s, start, min(n, 8)))
+			if n > 8 && n <= maxStopWordLen {
+				b1 = lowerASCII(loadBlock(s, start+8, n-8))
+			}
+		} else {
+			lower = appendLower(lower[:0], s[start:end], false)
+			n = len(lower)
+			b0, b1 = wordBlocks(lower)
+		}
+		stop := isStopBlock(b0, b1, n)
+
+		term, pos := int32(-1), int32(-1)
+		if r.filter.has(b0) {
+			var hash uint64
+			if ascii {
+				hash = lowerHash(&lower, s, start, end, true)
+			} else {
+				hash = hashWord(lower)
+			}
+			// The word itself is looked up for the phrase, and as its own
+			// stem when stemming leaves it unchanged, as it does most
+			// words.
+			k, y := stemLen(lower)
+			stemmed := k < len(lower) || y
+			var whole *wordSlot
+			if wantPhrase || !stop && !stemmed {
+				whole = r.table.findBytes(hash, lower)
+			}
 			if whole != nil {
 				pos = whole.phrase
 			}
-			all = append(all, pos)
-		}
-		term := int32(-1)
-		if !stop {
-			s := whole
-			if stemmed {
-				// The stem is a prefix of the word, plus "y" in place of
-				// "ies": lower can be cut to it.
-				if lower = lower[:n]; y {
-					lower = append(lower, 'y')
+			if !stop {
+				sl := whole
+				if stemmed {
+					// The stem is a prefix of the word, plus "y" in place
+					// of "ies": lower can be cut to it.
+					if lower = lower[:k]; y {
+						lower = append(lower, 'y')
+					}
+					sl = r.table.findBytes(hashWord(lower), lower)
 				}
-				s = r.table.findBytes(hashWord(lower), lower)
+				if sl != nil && sl.term >= 0 {
+					term = sl.term
+					has[term>>6] |= 1 << (term & 63)
+				}
 			}
-			if s != nil && s.term >= 0 {
-				term = s.term
-				has[term>>6] |= 1 << (term & 63)
+		}
+		if wantPhrase && pos >= 0 {
+			all = append(all, hit{nWords, pos})
+		}
+		nWords++
+		if !stop {
+			if wantSeq && term >= 0 {
+				seq = append(seq, hit{nContent, term})
 			}
-			seq = append(seq, term)
+			nContent++
 		}
 		if nLead < len(lead) {
-			lead[nLead] = leadWord{upper: startsUpper(raw, ascii), stop: stop, brk: brk, term: term >= 0}
+			lead[nLead] = leadWord{upper: startsUpper(s[start:end], ascii), stop: stop, brk: brk, term: term >= 0}
 			nLead++
 		}
 	}
 	buf.lower, buf.seq, buf.phrase = lower, seq, all
 
 	for k, nm := range r.names {
-		switch pos := index(seq, nm.terms); {
+		switch pos := indexHits(seq, nm.terms); {
 		case pos < 0:
 		case pos < r.params.LeadWords:
 			names[k] = 2
@@ -97,8 +202,38 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	}
 	var f chunkInfo
 	f.subject, f.subjectWords = subjectNamed(lead[:nLead])
-	f.answer = wantPhrase && index(all, r.phrase) >= 0
+	f.answer = wantPhrase && indexHits(all, r.phrase) >= 0
 	return f
+}
+
+// loadBlock returns the n bytes (1 to 8) of s from at as a little-endian
+// block, zero above them.
+func loadBlock(s string, at, n int) uint64 {
+	var x uint64
+	if at+8 <= len(s) {
+		x = binary.LittleEndian.Uint64([]byte(s[at : at+8]))
+		if n < 8 {
+			x &= 1<<(8*n) - 1
+		}
+		return x
+	}
+	for j := 0; j < n; j++ {
+		x |= uint64(s[at+j]) << (8 * j)
+	}
+	return x
+}
+
+// wordBlocks returns the first sixteen bytes of w as two little-endian
+// blocks, zero past its end.
+func wordBlocks(w []byte) (b0, b1 uint64) {
+	for j := 0; j < len(w) && j < 16; j++ {
+		if j < 8 {
+			b0 |= uint64(w[j]) << (8 * j)
+		} else {
+			b1 |= uint64(w[j]) << (8 * (j - 8))
+		}
+	}
+	return b0, b1
 }
 
 // subjectNamed finds the chunk's subject, the run of capitalised words it
@@ -146,23 +281,27 @@ func (r *Prepared) subjectText(b []byte, chunk string, n int) []byte {
 	return b
 }
 
-// index returns the first position of want in seq, or -1.
-func index(seq, want []int32) int {
+// indexHits returns the position of the first run of words that are want,
+// or -1; hits are the words found in the table, in order. Every value in
+// want is a term or a phrase position, never -1, so a run is a run of hits
+// at consecutive positions.
+func indexHits(hits []hit, want []int32) int {
 	if len(want) == 0 {
 		return 0
 	}
 	first := want[0]
 outer:
-	for i := 0; i+len(want) <= len(seq); i++ {
-		if seq[i] != first {
+	for i := 0; i+len(want) <= len(hits); i++ {
+		h := hits[i]
+		if h.val != first {
 			continue
 		}
 		for j, w := range want[1:] {
-			if seq[i+1+j] != w {
+			if g := hits[i+1+j]; g.val != w || g.pos != h.pos+1+j {
 				continue outer
 			}
 		}
-		return i
+		return h.pos
 	}
 	return -1
 }
