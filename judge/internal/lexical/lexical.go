@@ -74,7 +74,8 @@
 // Prepare). Only the words that pass are lower-cased into a buffer, hashed,
 // stemmed and looked up among the terms and the reference's words. Judging
 // a retrieval allocates its verdicts, one string for all its reasons, and
-// the query's analysis.
+// the lower-cased words of the query and the reference; the rest of their
+// analysis is recycled (a Prepared, made to be kept, allocates its own).
 package lexical
 
 const (
@@ -165,5 +166,12 @@ func Judge(query, reference string, chunks []string) []Verdict {
 // Judge decides the relevance of each chunk with parameters p. It is
 // p.Prepare(query, reference).Judge(chunks).
 func (p Params) Judge(query, reference string, chunks []string) []Verdict {
-	return p.Prepare(query, reference).Judge(chunks)
+	// The analysis is needed only while judging: its arrays are recycled.
+	r := preparedPool.Get().(*Prepared)
+	p.prepare(r, query, reference)
+	out := r.Judge(chunks)
+	if r.pooled() {
+		preparedPool.Put(r)
+	}
+	return out
 }

@@ -22,8 +22,9 @@ func prefixBit(p uint64) uint64 {
 // add adds the prefix of key, and of the word key is the "ies" stem of.
 func (f *prefixFilter) add(key string) {
 	f.addPrefix(prefixOf(key))
-	if n := len(key); n > 0 && key[n-1] == 'y' {
-		f.addPrefix(prefixOf(key[:n-1] + "ies"))
+	if n := len(key); n > 0 && key[n-1] == 'y' && n < 4 {
+		// Only the first three bytes of key[:n-1] + "ies" matter.
+		f.addPrefix(prefixOf(key[:n-1]) | uint64('i')<<(8*(n-1)) | uint64('e')<<(8*n)&0xffffff)
 	}
 }
 

@@ -24,7 +24,7 @@ func (r *Prepared) appendReason(b []byte, chunk string, f *chunkInfo, s *signals
 	switch {
 	case f.answer:
 		b = append(b, "contains the answer "...)
-		b = append(b, r.refText...)
+		b = append(b, r.refText()...)
 	case s.subject == 1:
 		b = append(b, "is about "...)
 		b = r.appendSubject(b, chunk, f)
@@ -35,7 +35,7 @@ func (r *Prepared) appendReason(b []byte, chunk string, f *chunkInfo, s *signals
 		b = append(b, ", partly named in the query or answer"...)
 	case s.bestName >= 0:
 		b = append(b, "shares "...)
-		b = append(b, r.names[s.bestName].quoted...)
+		b = append(b, r.nameText(s.bestName)...)
 		b = append(b, " with the query"...)
 	case s.answerTerms >= p.MinEvidence:
 		b = append(b, "has "...)
