@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"encoding/binary"
+	"math"
 	"unicode"
 	"unicode/utf8"
 )
@@ -26,16 +27,22 @@ type leadWord struct {
 // scanBuffers are reused from chunk to chunk: a chunk's words are not
 // needed once it is scanned.
 type scanBuffers struct {
-	lower  []byte // the current word, lower-cased
-	seq    []hit  // the chunk's content words that are terms
-	phrase []hit  // the chunk's words that are reference phrase words
+	lower  []byte    // the current word, lower-cased
+	seq    []termHit // the chunk's content words that are terms
+	phrase []hit     // the chunk's words that are reference phrase words
 }
 
-// hit is a word of a chunk found in the table: its position among the
-// chunk's content words (for seq) or among all its words (for phrase), and
-// its term index or reference phrase position. Names and the phrase are
-// runs of words that are all in the table, so the words that are not need
-// not be kept to find them (see indexHits).
+// termHit is a content word of a chunk whose stem is a term: its position
+// among all the chunk's words, where it is in the chunk, and the term.
+type termHit struct {
+	word, start, end int
+	term             int32
+}
+
+// hit is a word of a chunk that is a word of the reference phrase: its
+// position among all the chunk's words and in the phrase's distinct words.
+// The phrase is a run of such words, so the other words need not be kept
+// to find it (see indexHits).
 type hit struct {
 	pos int
 	val int32
@@ -46,11 +53,12 @@ type hit struct {
 // the chunk contains query name k, 2 when it does so in its lead.
 //
 // It finds words by the rules of wordReader.next, eight ASCII bytes at a
-// time, and reads an ASCII word's first sixteen bytes as two lower-cased
-// blocks straight from the text. Those are enough to tell a stop word
-// (isStopBlock), and the first three bytes to rule out, for most words,
-// that the word or its stem is in the table (prefixFilter). Only a word that
-// passes is lower-cased into a buffer, hashed, stemmed and looked up.
+// time, and reads an ASCII word's first bytes, lower-cased, as blocks
+// straight from the text. The first three rule out, for most words, that
+// the word or its stem is in the table (prefixFilter); only a word that
+// passes is lower-cased into a buffer, hashed, stemmed and looked up. The
+// first sixteen tell a stop word (isStopBlock), which only the chunk's
+// first words and the words that pass need to know.
 func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []int8) chunkInfo {
 	s := cut(chunk, r.params.chunkRunes())
 	lower, seq, all := buf.lower, buf.seq[:0], buf.phrase[:0]
@@ -60,11 +68,27 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	// see whether a stop word is followed by a capitalised word.
 	var lead [maxNameWords + 1]leadWord
 	nLead := 0
+	// Stop words matter to the subject, in the lead, and to names, which
+	// are runs of content words that may have stop words between them
+	// ("Kiss and Tell" is found in "Kiss and Tell" or "Kiss the Tell") and
+	// count double when they start among the first LeadWords content words.
+	// A word is looked up among the stop words only as long as the lead,
+	// and leadEnd, the position of the first content word past the first
+	// LeadWords, are not settled, or when it passes the prefix filter:
+	// names are found among the terms' hits (see nameAt), and only the
+	// words between two hits need to be read again to know whether they
+	// are all stop words.
+	leadEnd := math.MaxInt
+	counting := true
+	if r.params.LeadWords <= 0 {
+		leadEnd = 0
+	}
 	nWords, nContent := 0, 0
 	i := 0
 	for {
-		// The separators before the word, and whether they break names.
-		brk := false
+		// The separators before the word, and whether they break names:
+		// breaks is not zero if any does, set without a branch.
+		breaks := uint8(0)
 		for i < len(s) {
 			c := asciiClass[s[i]]
 			if c == asciiWord {
@@ -72,7 +96,7 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 			}
 			if c != notASCII {
 				// Outside a word, '.' and ',' are breaks.
-				brk = brk || c != asciiJoin
+				breaks |= c ^ asciiJoin
 				i++
 				continue
 			}
@@ -81,10 +105,11 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 				break
 			}
 			if r == utf8.RuneError || !unicode.IsSpace(r) && !isJoiner(r) {
-				brk = true
+				breaks = 1
 			}
 			i += size
 		}
+		brk := breaks != 0
 		if i >= len(s) {
 			break
 		}
@@ -123,23 +148,37 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		}
 		end := i
 
-		// Its first sixteen lower-cased bytes, zero past its end.
+		// Its first eight lower-cased bytes, zero past its end, and, when
+		// they are needed to tell a stop word, the next eight.
 		var b0, b1 uint64
 		n := end - start
 		if ascii {
 			b0 = lowerASCII(loadBlock(s, start, min(n, 8)))
-			if n > 8 && n <= maxStopWordLen {
-				b1 = lowerASCII(loadBlock(s, start+8, n-8))
-			}
 		} else {
 			lower = appendLower(lower[:0], s[start:end], false)
 			n = len(lower)
 			b0, b1 = wordBlocks(lower)
 		}
-		stop := isStopBlock(b0, b1, n)
+		pass := r.filter.has(b0)
+		stop := false
+		if counting || pass {
+			if ascii && n > 8 && n <= maxStopWordLen {
+				b1 = lowerASCII(loadBlock(s, start+8, n-8))
+			}
+			stop = isStopBlock(b0, b1, n)
+		}
+		if counting {
+			if !stop {
+				if nContent == r.params.LeadWords {
+					leadEnd = nWords
+				}
+				nContent++
+			}
+			counting = nLead < len(lead)-1 || leadEnd == math.MaxInt
+		}
 
 		term, pos := int32(-1), int32(-1)
-		if r.filter.has(b0) {
+		if pass {
 			var hash uint64
 			if ascii {
 				hash = lowerHash(&lower, s, start, end, true)
@@ -177,13 +216,10 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		if wantPhrase && pos >= 0 {
 			all = append(all, hit{nWords, pos})
 		}
-		nWords++
-		if !stop {
-			if wantSeq && term >= 0 {
-				seq = append(seq, hit{nContent, term})
-			}
-			nContent++
+		if wantSeq && term >= 0 { // a term is never a stop word
+			seq = append(seq, termHit{word: nWords, start: start, end: end, term: term})
 		}
+		nWords++
 		if nLead < len(lead) {
 			lead[nLead] = leadWord{upper: startsUpper(s[start:end], ascii), stop: stop, brk: brk, term: term >= 0}
 			nLead++
@@ -192,14 +228,15 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	buf.lower, buf.seq, buf.phrase = lower, seq, all
 
 	for k, nm := range r.names {
-		switch pos := indexHits(seq, nm.terms); {
-		case pos < 0:
-		case pos < r.params.LeadWords:
+		switch h := r.nameAt(s, seq, nm.terms, &lower); {
+		case h < 0:
+		case seq[h].word < leadEnd:
 			names[k] = 2
 		default:
 			names[k] = 1
 		}
 	}
+	buf.lower = lower
 	var f chunkInfo
 	f.subject, f.subjectWords = subjectNamed(lead[:nLead])
 	f.answer = wantPhrase && indexHits(all, r.phrase) >= 0
@@ -279,6 +316,42 @@ func (r *Prepared) subjectText(b []byte, chunk string, n int) []byte {
 		b = append(b, words.s[start:end]...)
 	}
 	return b
+}
+
+// nameAt returns the index in hits of the first of a run of content words
+// of s whose terms are want, or -1; hits are the content words that are
+// terms. Every value in want is a term, so a run is a run of hits with
+// nothing between each two but stop words. lower is a buffer.
+func (r *Prepared) nameAt(s string, hits []termHit, want []int32, lower *[]byte) int {
+outer:
+	for i := 0; i+len(want) <= len(hits); i++ {
+		if hits[i].term != want[0] {
+			continue
+		}
+		for j := 1; j < len(want); j++ {
+			h, prev := &hits[i+j], &hits[i+j-1]
+			if h.term != want[j] || h.word > prev.word+1 && !onlyStopWords(s[prev.end:h.start], lower) {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// onlyStopWords reports whether every word of the text between two words
+// of a chunk is a stop word. lower is a buffer.
+func onlyStopWords(between string, lower *[]byte) bool {
+	words := wordReader{s: between}
+	for {
+		start, end, _, ascii := words.next()
+		if start < 0 {
+			return true
+		}
+		if !isStopWord(*lower, lowerHash(lower, between, start, end, ascii)) {
+			return false
+		}
+	}
 }
 
 // indexHits returns the position of the first run of words that are want,
