@@ -114,37 +114,14 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 			break
 		}
 
-		// The word.
+		// The word: its first eight bytes at once, and only if it goes on
+		// past them, or into a number or a non-ASCII letter, the rest as
+		// wordReader.next reads it.
 		start, ascii := i, true
-		for {
-			if i+8 <= len(s) {
-				n := asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
-				i += n
-				if n == 8 {
-					continue
-				}
-			} else {
-				for i < len(s) && asciiClass[s[i]] == asciiWord {
-					i++
-				}
-				if i == len(s) {
-					break
-				}
-			}
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if (c == '.' || c == ',') && betweenDigits(s, i) {
-					i++ // inside a number
-					continue
-				}
-				break
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError || !isWordRune(r) {
-				break
-			}
-			ascii = false
-			i += size
+		x0 := loadBlock8(s, start)
+		i += asciiWordBytes8(x0)
+		if i == start+8 || i < len(s) && (s[i] >= utf8.RuneSelf || (s[i] == '.' || s[i] == ',') && betweenDigits(s, i)) {
+			i, ascii = wordEnd(s, i)
 		}
 		end := i
 
@@ -152,8 +129,11 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		// they are needed to tell a stop word, the next eight.
 		var b0, b1 uint64
 		n := end - start
+		// An ASCII word's bytes are letters, digits, '.' and ',': setting
+		// bit 5 of each lower-cases the letters and changes no other.
+		const lowerBits = 0x20 * 0x0101010101010101
 		if ascii {
-			b0 = lowerASCII(loadBlock(s, start, min(n, 8)))
+			b0 = (x0 | lowerBits) & blockMask(n)
 		} else {
 			lower = appendLower(lower[:0], s[start:end], false)
 			n = len(lower)
@@ -163,7 +143,7 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		stop := false
 		if counting || pass {
 			if ascii && n > 8 && n <= maxStopWordLen {
-				b1 = lowerASCII(loadBlock(s, start+8, n-8))
+				b1 = (loadBlock8(s, start+8) | lowerBits) & blockMask(n-8)
 			}
 			stop = isStopBlock(b0, b1, n)
 		}
@@ -243,21 +223,61 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	return f
 }
 
-// loadBlock returns the n bytes (1 to 8) of s from at as a little-endian
-// block, zero above them.
-func loadBlock(s string, at, n int) uint64 {
-	var x uint64
-	if at+8 <= len(s) {
-		x = binary.LittleEndian.Uint64([]byte(s[at : at+8]))
-		if n < 8 {
-			x &= 1<<(8*n) - 1
+// wordEnd returns where the word that goes on at s[i] ends, as
+// wordReader.next reads it, and false if it has a non-ASCII rune from i on.
+func wordEnd(s string, i int) (int, bool) {
+	ascii := true
+	for {
+		if i+8 <= len(s) {
+			n := asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
+			i += n
+			if n == 8 {
+				continue
+			}
+		} else {
+			for i < len(s) && asciiClass[s[i]] == asciiWord {
+				i++
+			}
+			if i == len(s) {
+				return i, ascii
+			}
 		}
-		return x
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c == '.' || c == ',') && betweenDigits(s, i) {
+				i++ // inside a number
+				continue
+			}
+			return i, ascii
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || !isWordRune(r) {
+			return i, ascii
+		}
+		ascii = false
+		i += size
 	}
-	for j := 0; j < n; j++ {
+}
+
+// loadBlock8 returns the eight bytes of s from at (fewer at its end, zero
+// above them) as a little-endian block.
+func loadBlock8(s string, at int) uint64 {
+	if at+8 <= len(s) {
+		return binary.LittleEndian.Uint64([]byte(s[at : at+8]))
+	}
+	var x uint64
+	for j := 0; at+j < len(s); j++ {
 		x |= uint64(s[at+j]) << (8 * j)
 	}
 	return x
+}
+
+// blockMask keeps the first n bytes of a block, all of them when n >= 8.
+func blockMask(n int) uint64 {
+	if n >= 8 {
+		return ^uint64(0)
+	}
+	return 1<<(8*n) - 1
 }
 
 // wordBlocks returns the first sixteen bytes of w as two little-endian
