@@ -75,10 +75,11 @@ func (z *tokenizer) tokenize(s string, maxRunes int) []token {
 		default:
 			sp.stem = [2]int{at, at + k}
 		}
+		b0, b1 := wordBlocks(word)
 		toks = append(toks, token{
 			raw:   raw,
 			upper: startsUpper(raw, ascii),
-			stop:  isStopWord(word, hashWord(word)),
+			stop:  isStopBlock(b0, b1, len(word)),
 			brk:   brk,
 		})
 		spans = append(spans, sp)
@@ -324,10 +325,15 @@ var asciiLower = func() (l [256]byte) {
 // startsUpper reports whether the word raw starts with an upper-case letter
 // or a digit.
 func startsUpper(raw string, ascii bool) bool {
-	if ascii {
-		c := raw[0]
+	if c := raw[0]; ascii || c < utf8.RuneSelf {
 		return 'A' <= c && c <= 'Z' || isDigit(c)
 	}
+	return startsUpperRune(raw)
+}
+
+// startsUpperRune is startsUpper for a word that starts with a non-ASCII
+// rune, apart so that startsUpper is inlined.
+func startsUpperRune(raw string) bool {
 	first, _ := utf8.DecodeRuneInString(raw)
 	return unicode.IsUpper(first) || unicode.IsDigit(first)
 }
