@@ -1,7 +1,5 @@
 package lexical
 
-import "strconv"
-
 // Confidence
 //
 // A verdict rests on two rules: the relative one (the chunk scores at least
@@ -91,6 +89,6 @@ func unit(x float64) float64 {
 // appendConfidence appends " (confidence 0.82)" to a reason.
 func appendConfidence(b []byte, c float64) []byte {
 	b = append(b, " (confidence "...)
-	b = strconv.AppendFloat(b, c, 'f', 2, 64)
+	b = appendFixed(b, c, 2)
 	return append(b, ')')
 }

@@ -26,6 +26,7 @@ type judgeBuffers struct {
 	nameDF  []int    // chunks containing each name
 	idf     []float64
 	nameIDF []float64
+	dfIDF   []float64 // the IDF of each document frequency, 0 to n
 	scores  []float64
 	sigs    []signals
 	reasons []byte // every verdict's reason, one after the other
@@ -83,10 +84,20 @@ func (r *Prepared) judge(chunks []string, out []Verdict, decisions []decision) {
 	}
 
 	nf := float64(n)
+	// A document frequency is one of n+1 values: when there are fewer of
+	// them than terms and names, each value's IDF is computed once.
+	idfOf := func(df int) float64 { return inverseDF(nf, df) }
+	if n+1 < r.nTerms+nNames {
+		b.dfIDF = resize(b.dfIDF, n+1)
+		for df := range b.dfIDF {
+			b.dfIDF[df] = inverseDF(nf, df)
+		}
+		idfOf = func(df int) float64 { return b.dfIDF[df] }
+	}
 	b.idf = resize(b.idf, r.nTerms)
 	var queryTotal, answerTotal float64
 	for t := range b.idf {
-		b.idf[t] = inverseDF(nf, b.df[t])
+		b.idf[t] = idfOf(b.df[t])
 		if t < r.nQuery {
 			queryTotal += b.idf[t]
 		} else {
@@ -96,7 +107,7 @@ func (r *Prepared) judge(chunks []string, out []Verdict, decisions []decision) {
 	b.nameIDF = resize(b.nameIDF, nNames)
 	var nameTotal float64
 	for k := range b.nameIDF {
-		b.nameIDF[k] = inverseDF(nf, b.nameDF[k])
+		b.nameIDF[k] = idfOf(b.nameDF[k])
 		nameTotal += b.nameIDF[k]
 	}
 

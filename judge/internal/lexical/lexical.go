@@ -67,10 +67,18 @@
 //
 // The query and the reference are analysed once per retrieval (or once for
 // many, with Prepare). A chunk is then read in one pass that keeps none of
-// its words: each is lower-cased into a buffer and hashed once, eight bytes
-// at a time, and that hash finds it among the stop words, the query's terms
-// and the reference's words. Judging a retrieval allocates its verdicts, one
-// string for all its reasons, and the query's analysis.
+// its words: the scanner finds words eight bytes at a time and reads an
+// ASCII word's first bytes, lower-cased, straight from the text. Their
+// first three bytes rule out most words as neither a query or reference
+// term nor a reference word (a small filter built by Prepare). Only the
+// words that pass are lower-cased into a buffer, hashed, stemmed and looked
+// up among the terms and the reference's words, and only they and the
+// chunk's first words among the stop words: a name's words may have stop
+// words between them, and the few words between two of its terms are read
+// again to know. Judging
+// a retrieval allocates its verdicts, one string for all its reasons, and
+// the lower-cased words of the query and the reference; the rest of their
+// analysis is recycled (a Prepared, made to be kept, allocates its own).
 package lexical
 
 const (
@@ -161,5 +169,12 @@ func Judge(query, reference string, chunks []string) []Verdict {
 // Judge decides the relevance of each chunk with parameters p. It is
 // p.Prepare(query, reference).Judge(chunks).
 func (p Params) Judge(query, reference string, chunks []string) []Verdict {
-	return p.Prepare(query, reference).Judge(chunks)
+	// The analysis is needed only while judging: its arrays are recycled.
+	r := preparedPool.Get().(*Prepared)
+	p.prepare(r, query, reference)
+	out := r.Judge(chunks)
+	if r.pooled() {
+		preparedPool.Put(r)
+	}
+	return out
 }

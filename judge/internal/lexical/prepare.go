@@ -15,30 +15,52 @@ type Prepared struct {
 	// table holds the terms (stems of the query's and the reference's
 	// content words, indexed in order of first appearance, query first, so
 	// that nothing depends on hashing) and the reference phrase's words.
-	table  wordTable
+	table wordTable
+	// filter holds the prefixes of the table's words, for the chunk
+	// scanner to skip most words without looking them up.
+	filter prefixFilter
 	nQuery int // terms [0, nQuery) are the query's
 	nTerms int
 	names  []name
+	terms  []int32 // the names' terms, one after the other
 	// phrase is the reference's words, for containment, as positions among
-	// its distinct words (wordSlot.phrase); nil if none.
-	phrase  []int32
-	refText string // the reference as quoted in reasons
+	// its distinct words (wordSlot.phrase); empty if none.
+	phrase []int32
+	// quoted holds the names as quoted in reasons, one after the other,
+	// then the reference from refQuoted on when it has terms the query
+	// lacks (refQuoted is -1 when it has none).
+	quoted    []byte
+	refQuoted int
 }
 
 // name is a run of capitalised words in the query.
 type name struct {
-	terms  []int32 // term indices
-	quoted string  // as written and quoted, for reasons
+	terms []int32 // term indices
+	// quoted is where the name, as written and quoted, is in
+	// Prepared.quoted, for reasons.
+	quoted [2]int
+}
+
+// refText is the reference as quoted in reasons.
+func (r *Prepared) refText() []byte {
+	if r.refQuoted < 0 {
+		return nil
+	}
+	return r.quoted[r.refQuoted:]
+}
+
+// nameText is name k as quoted in reasons.
+func (r *Prepared) nameText(k int) []byte {
+	q := r.names[k].quoted
+	return r.quoted[q[0]:q[1]]
 }
 
 // prepareBuffers are Prepare's working buffers, recycled through a pool:
 // only what a Prepared keeps is allocated for it.
 type prepareBuffers struct {
 	query, reference tokenizer
-	terms            []int32  // the names' terms, one after the other
-	nameEnds         []int    // where each name's terms end in terms
-	quoted           []byte   // the names and the reference, quoted
-	quotedEnds       []int    // where each ends in quoted
+	nameEnds         []int    // where each name's terms end in Prepared.terms
+	quotedEnds       []int    // where each name ends in Prepared.quoted
 	words            []string // the words of the name being read
 }
 
@@ -46,6 +68,21 @@ var prepareBufferPool = sync.Pool{New: func() any { return new(prepareBuffers) }
 
 // Prepare analyses the query and the reference for p.
 func (p Params) Prepare(query, reference string) *Prepared {
+	r := new(Prepared)
+	p.prepare(r, query, reference)
+	return r
+}
+
+// preparedPool recycles the Prepared values of Params.Judge, which needs
+// one only while it judges: the verdicts keep nothing of it.
+var preparedPool = sync.Pool{New: func() any { return new(Prepared) }}
+
+// maxPooledTable is the largest table of a Prepared put back in the pool.
+const maxPooledTable = 1 << 10
+
+// prepare analyses the query and the reference for p into r, reusing the
+// arrays r holds from an earlier analysis.
+func (p Params) prepare(r *Prepared, query, reference string) {
 	b := prepareBufferPool.Get().(*prepareBuffers)
 	defer func() {
 		if cap(b.query.toks)+cap(b.reference.toks) <= maxPooledWords {
@@ -54,7 +91,27 @@ func (p Params) Prepare(query, reference string) *Prepared {
 	}()
 	qt := b.query.tokenize(query, MaxQueryRunes)
 	rt := b.reference.tokenize(reference, MaxQueryRunes)
-	r := &Prepared{params: p, table: newWordTable(len(qt) + 2*len(rt))}
+	// The table holds the stems of the content words and the reference
+	// phrase's words.
+	keys := len(rt)
+	for _, toks := range [2][]token{qt, rt} {
+		for _, t := range toks {
+			if !t.stop {
+				keys++
+			}
+		}
+	}
+	r.params = p
+	r.table.reset(keys)
+	r.filter = prefixFilter{}
+	r.nQuery, r.nTerms = 0, 0
+	r.phrase, r.quoted, r.refQuoted = r.phrase[:0], r.quoted[:0], -1
+	if r.terms == nil {
+		// A new Prepared: its arrays are made once, at their largest.
+		r.terms = make([]int32, 0, len(qt))
+		r.phrase = make([]int32, 0, len(rt))
+		r.quoted = make([]byte, 0, len(query)+len(reference)+2*maxNames+2)
+	}
 	add := func(toks []token) {
 		for _, t := range toks {
 			if t.stop {
@@ -69,7 +126,6 @@ func (p Params) Prepare(query, reference string) *Prepared {
 	add(qt)
 	r.nQuery = r.nTerms
 	add(rt)
-	b.quoted, b.quotedEnds = b.quoted[:0], b.quotedEnds[:0]
 	r.readNames(qt, b)
 
 	// Only a reference with terms the query lacks is looked for as a
@@ -87,7 +143,6 @@ func (p Params) Prepare(query, reference string) *Prepared {
 			hi--
 		}
 		if hi-lo <= maxPhraseWords {
-			r.phrase = make([]int32, 0, hi-lo)
 			distinct := int32(0)
 			for _, t := range rt[lo:hi] {
 				s := r.table.insert(hashWord(t.word), t.word)
@@ -98,23 +153,26 @@ func (p Params) Prepare(query, reference string) *Prepared {
 				r.phrase = append(r.phrase, s.phrase)
 			}
 		}
-		b.quoted = appendQuoteFields(b.quoted, reference)
-		b.quotedEnds = append(b.quotedEnds, len(b.quoted))
+		r.refQuoted = len(r.quoted)
+		r.quoted = appendQuoteFields(r.quoted, reference)
+	}
+	for i := range r.table.slots {
+		if key := r.table.slots[i].key; key != "" {
+			r.filter.add(key)
+		}
 	}
 
-	// The quoted texts share one string, and the names' terms one array.
-	quoted := string(b.quoted)
-	terms := append([]int32(nil), b.terms...)
 	start, termStart := 0, 0
 	for k := range r.names {
-		r.names[k].quoted = quoted[start:b.quotedEnds[k]]
-		r.names[k].terms = terms[termStart:b.nameEnds[k]:b.nameEnds[k]]
+		r.names[k].quoted = [2]int{start, b.quotedEnds[k]}
+		r.names[k].terms = r.terms[termStart:b.nameEnds[k]:b.nameEnds[k]]
 		start, termStart = b.quotedEnds[k], b.nameEnds[k]
 	}
-	if r.nTerms > r.nQuery {
-		r.refText = quoted[start:]
-	}
-	return r
+}
+
+// pooled reports whether r is small enough to be kept in preparedPool.
+func (r *Prepared) pooled() bool {
+	return len(r.table.slots) <= maxPooledTable && cap(r.quoted) <= maxPooledWords
 }
 
 // term returns the index of the term with stem st, or -1.
@@ -130,28 +188,29 @@ func (r *Prepared) term(st string) int32 {
 // Skulls"), except "and" and "or", which more often join two names ("Annie
 // Morton or Terry Richardson"). Runs stop at punctuation. It sets r.names
 // to as many names, with neither terms nor text, and leaves their terms in
-// b.terms and their quoted texts in b.quoted.
+// r.terms and their quoted texts in r.quoted, where they end in b.nameEnds
+// and b.quotedEnds.
 func (r *Prepared) readNames(qt []token, b *prepareBuffers) {
-	b.terms, b.nameEnds, b.words = b.terms[:0], b.nameEnds[:0], b.words[:0]
+	r.terms, b.nameEnds, b.quotedEnds, b.words = r.terms[:0], b.nameEnds[:0], b.quotedEnds[:0], b.words[:0]
 	nameStart := 0
 	flush := func() {
-		if len(b.terms) > nameStart && len(b.nameEnds) < maxNames {
-			b.nameEnds = append(b.nameEnds, len(b.terms))
-			b.quoted = appendQuote(b.quoted, b.words)
-			b.quotedEnds = append(b.quotedEnds, len(b.quoted))
-			nameStart = len(b.terms)
+		if len(r.terms) > nameStart && len(b.nameEnds) < maxNames {
+			b.nameEnds = append(b.nameEnds, len(r.terms))
+			r.quoted = appendQuote(r.quoted, b.words)
+			b.quotedEnds = append(b.quotedEnds, len(r.quoted))
+			nameStart = len(r.terms)
 		}
-		b.terms, b.words = b.terms[:nameStart], b.words[:0]
+		r.terms, b.words = r.terms[:nameStart], b.words[:0]
 	}
 	for i, t := range qt {
-		if t.brk || len(b.terms)-nameStart == maxNameWords {
+		if t.brk || len(r.terms)-nameStart == maxNameWords {
 			flush()
 		}
 		switch {
 		case t.upper && !t.stop:
-			b.terms = append(b.terms, r.term(t.stem))
+			r.terms = append(r.terms, r.term(t.stem))
 			b.words = append(b.words, t.raw)
-		case len(b.terms) > nameStart && t.stop && !t.upper && t.word != "and" && t.word != "or" &&
+		case len(r.terms) > nameStart && t.stop && !t.upper && t.word != "and" && t.word != "or" &&
 			i+1 < len(qt) && qt[i+1].upper && !qt[i+1].brk:
 			b.words = append(b.words, t.raw)
 		default:
@@ -159,5 +218,5 @@ func (r *Prepared) readNames(qt []token, b *prepareBuffers) {
 		}
 	}
 	flush()
-	r.names = make([]name, len(b.nameEnds))
+	r.names = resize(r.names, len(b.nameEnds))
 }

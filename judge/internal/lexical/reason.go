@@ -24,7 +24,7 @@ func (r *Prepared) appendReason(b []byte, chunk string, f *chunkInfo, s *signals
 	switch {
 	case f.answer:
 		b = append(b, "contains the answer "...)
-		b = append(b, r.refText...)
+		b = append(b, r.refText()...)
 	case s.subject == 1:
 		b = append(b, "is about "...)
 		b = r.appendSubject(b, chunk, f)
@@ -35,7 +35,7 @@ func (r *Prepared) appendReason(b []byte, chunk string, f *chunkInfo, s *signals
 		b = append(b, ", partly named in the query or answer"...)
 	case s.bestName >= 0:
 		b = append(b, "shares "...)
-		b = append(b, r.names[s.bestName].quoted...)
+		b = append(b, r.nameText(s.bestName)...)
 		b = append(b, " with the query"...)
 	case s.answerTerms >= p.MinEvidence:
 		b = append(b, "has "...)
@@ -70,6 +70,26 @@ func (r *Prepared) appendSubject(b []byte, chunk string, f *chunkInfo) []byte {
 
 // appendFixed appends v with prec decimals, as fmt's %.<prec>f does.
 func appendFixed(b []byte, v float64, prec int) []byte {
+	// The scores, shares and confidences of reasons are small and not
+	// negative: they are printed from v·100 (or v) rounded to an integer,
+	// which strconv would take several times as long to do. That rounds v
+	// itself the same way unless v·100 is within its rounding error of
+	// halfway between two integers, which is left to strconv (it rounds an
+	// exact tie to even).
+	if (prec == 2 || prec == 0) && !math.Signbit(v) && v < 1e6 {
+		x := v
+		if prec == 2 {
+			x *= 100
+		}
+		if d := x - math.Floor(x); d < 0.5-1e-6 || d > 0.5+1e-6 {
+			n := uint64(math.Floor(x + 0.5))
+			if prec == 0 {
+				return strconv.AppendUint(b, n, 10)
+			}
+			b = strconv.AppendUint(b, n/100, 10)
+			return append(b, '.', byte('0'+n/10%10), byte('0'+n%10))
+		}
+	}
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return fmt.Appendf(b, "%.*f", prec, v) // "+Inf": fmt's spelling, not strconv's
 	}

@@ -1,5 +1,12 @@
 package lexical
 
+import (
+	"encoding/binary"
+	"math"
+	"unicode"
+	"unicode/utf8"
+)
+
 // chunkInfo is what one pass over a chunk yields, besides the terms and names
 // it has (kept in the caller's bit sets, see scan).
 type chunkInfo struct {
@@ -20,85 +27,270 @@ type leadWord struct {
 // scanBuffers are reused from chunk to chunk: a chunk's words are not
 // needed once it is scanned.
 type scanBuffers struct {
-	lower  []byte  // the current word, lower-cased
-	seq    []int32 // the chunk's content words as term indices (-1: not a term)
-	phrase []int32 // all the chunk's words as reference phrase positions (-1: none)
+	lower  []byte    // the current word, lower-cased
+	seq    []termHit // the chunk's content words that are terms
+	phrase []hit     // the chunk's words that are reference phrase words
 }
 
-// scan reads one chunk, word by word, without keeping the words: each is
-// lower-cased into a buffer, hashed once, and looked up among the stop words,
-// the reference phrase's words and the terms (by its stem). It sets has's bit
-// t for every term t the chunk contains, and names[k] to 1 when the chunk
-// contains query name k, 2 when it does so in its lead.
+// termHit is a content word of a chunk whose stem is a term: its position
+// among all the chunk's words, where it is in the chunk, and the term.
+type termHit struct {
+	word, start, end int
+	term             int32
+}
+
+// hit is a word of a chunk that is a word of the reference phrase: its
+// position among all the chunk's words and in the phrase's distinct words.
+// The phrase is a run of such words, so the other words need not be kept
+// to find it (see indexHits).
+type hit struct {
+	pos int
+	val int32
+}
+
+// scan reads one chunk, word by word, without keeping the words. It sets
+// has's bit t for every term t the chunk contains, and names[k] to 1 when
+// the chunk contains query name k, 2 when it does so in its lead.
+//
+// It finds words by the rules of wordReader.next, eight ASCII bytes at a
+// time, and reads an ASCII word's first bytes, lower-cased, as blocks
+// straight from the text. The first three rule out, for most words, that
+// the word or its stem is in the table (prefixFilter); only a word that
+// passes is lower-cased into a buffer, hashed, stemmed and looked up. The
+// first sixteen tell a stop word (isStopBlock), which only the chunk's
+// first words and the words that pass need to know.
 func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []int8) chunkInfo {
-	text := cut(chunk, r.params.chunkRunes())
+	s := cut(chunk, r.params.chunkRunes())
 	lower, seq, all := buf.lower, buf.seq[:0], buf.phrase[:0]
 	wantPhrase := len(r.phrase) > 0
+	wantSeq := len(r.names) > 0
 	// The subject is read from the first maxNameWords words, plus one to
 	// see whether a stop word is followed by a capitalised word.
 	var lead [maxNameWords + 1]leadWord
 	nLead := 0
-	words := wordReader{s: text}
+	// Stop words matter to the subject, in the lead, and to names, which
+	// are runs of content words that may have stop words between them
+	// ("Kiss and Tell" is found in "Kiss and Tell" or "Kiss the Tell") and
+	// count double when they start among the first LeadWords content words.
+	// A word is looked up among the stop words only as long as the lead,
+	// and leadEnd, the position of the first content word past the first
+	// LeadWords, are not settled, or when it passes the prefix filter:
+	// names are found among the terms' hits (see nameAt), and only the
+	// words between two hits need to be read again to know whether they
+	// are all stop words.
+	leadEnd := math.MaxInt
+	counting := true
+	if r.params.LeadWords <= 0 {
+		leadEnd = 0
+	}
+	nWords, nContent := 0, 0
+	i := 0
 	for {
-		start, end, brk, ascii := words.next()
-		if start < 0 {
+		// The separators before the word, and whether they break names:
+		// breaks is not zero if any does, set without a branch.
+		breaks := uint8(0)
+		for i < len(s) {
+			c := asciiClass[s[i]]
+			if c == asciiWord {
+				break
+			}
+			if c != notASCII {
+				// Outside a word, '.' and ',' are breaks.
+				breaks |= c ^ asciiJoin
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError && isWordRune(r) {
+				break
+			}
+			if r == utf8.RuneError || !unicode.IsSpace(r) && !isJoiner(r) {
+				breaks = 1
+			}
+			i += size
+		}
+		brk := breaks != 0
+		if i >= len(s) {
 			break
 		}
-		raw := text[start:end]
-		hash := lowerHash(&lower, text, start, end, ascii)
-		stop := isStopWord(lower, hash)
-		// The word itself is looked up for the phrase, and as its own stem
-		// when stemming leaves it unchanged, as it does most words.
-		n, y := stemLen(lower)
-		stemmed := n < len(lower) || y
-		var whole *wordSlot
-		if wantPhrase || !stop && !stemmed {
-			whole = r.table.findBytes(hash, lower)
+
+		// The word: its first eight bytes at once, and only if it goes on
+		// past them, or into a number or a non-ASCII letter, the rest as
+		// wordReader.next reads it.
+		start, ascii := i, true
+		x0 := loadBlock8(s, start)
+		i += asciiWordBytes8(x0)
+		if i == start+8 || i < len(s) && (s[i] >= utf8.RuneSelf || (s[i] == '.' || s[i] == ',') && betweenDigits(s, i)) {
+			i, ascii = wordEnd(s, i)
 		}
-		if wantPhrase {
-			pos := int32(-1)
+		end := i
+
+		// Its first eight lower-cased bytes, zero past its end, and, when
+		// they are needed to tell a stop word, the next eight.
+		var b0, b1 uint64
+		n := end - start
+		// An ASCII word's bytes are letters, digits, '.' and ',': setting
+		// bit 5 of each lower-cases the letters and changes no other.
+		const lowerBits = 0x20 * 0x0101010101010101
+		if ascii {
+			b0 = (x0 | lowerBits) & blockMask(n)
+		} else {
+			lower = appendLower(lower[:0], s[start:end], false)
+			n = len(lower)
+			b0, b1 = wordBlocks(lower)
+		}
+		pass := r.filter.has(b0)
+		stop := false
+		if counting || pass {
+			if ascii && n > 8 && n <= maxStopWordLen {
+				b1 = (loadBlock8(s, start+8) | lowerBits) & blockMask(n-8)
+			}
+			stop = isStopBlock(b0, b1, n)
+		}
+		if counting {
+			if !stop {
+				if nContent == r.params.LeadWords {
+					leadEnd = nWords
+				}
+				nContent++
+			}
+			counting = nLead < len(lead)-1 || leadEnd == math.MaxInt
+		}
+
+		term, pos := int32(-1), int32(-1)
+		if pass {
+			var hash uint64
+			if ascii {
+				hash = lowerHash(&lower, s, start, end, true)
+			} else {
+				hash = hashWord(lower)
+			}
+			// The word itself is looked up for the phrase, and as its own
+			// stem when stemming leaves it unchanged, as it does most
+			// words.
+			k, y := stemLen(lower)
+			stemmed := k < len(lower) || y
+			var whole *wordSlot
+			if wantPhrase || !stop && !stemmed {
+				whole = r.table.findBytes(hash, lower)
+			}
 			if whole != nil {
 				pos = whole.phrase
 			}
-			all = append(all, pos)
-		}
-		term := int32(-1)
-		if !stop {
-			s := whole
-			if stemmed {
-				// The stem is a prefix of the word, plus "y" in place of
-				// "ies": lower can be cut to it.
-				if lower = lower[:n]; y {
-					lower = append(lower, 'y')
+			if !stop {
+				sl := whole
+				if stemmed {
+					// The stem is a prefix of the word, plus "y" in place
+					// of "ies": lower can be cut to it.
+					if lower = lower[:k]; y {
+						lower = append(lower, 'y')
+					}
+					sl = r.table.findBytes(hashWord(lower), lower)
 				}
-				s = r.table.findBytes(hashWord(lower), lower)
+				if sl != nil && sl.term >= 0 {
+					term = sl.term
+					has[term>>6] |= 1 << (term & 63)
+				}
 			}
-			if s != nil && s.term >= 0 {
-				term = s.term
-				has[term>>6] |= 1 << (term & 63)
-			}
-			seq = append(seq, term)
 		}
+		if wantPhrase && pos >= 0 {
+			all = append(all, hit{nWords, pos})
+		}
+		if wantSeq && term >= 0 { // a term is never a stop word
+			seq = append(seq, termHit{word: nWords, start: start, end: end, term: term})
+		}
+		nWords++
 		if nLead < len(lead) {
-			lead[nLead] = leadWord{upper: startsUpper(raw, ascii), stop: stop, brk: brk, term: term >= 0}
+			lead[nLead] = leadWord{upper: startsUpper(s[start:end], ascii), stop: stop, brk: brk, term: term >= 0}
 			nLead++
 		}
 	}
 	buf.lower, buf.seq, buf.phrase = lower, seq, all
 
 	for k, nm := range r.names {
-		switch pos := index(seq, nm.terms); {
-		case pos < 0:
-		case pos < r.params.LeadWords:
+		switch h := r.nameAt(s, seq, nm.terms, &lower); {
+		case h < 0:
+		case seq[h].word < leadEnd:
 			names[k] = 2
 		default:
 			names[k] = 1
 		}
 	}
+	buf.lower = lower
 	var f chunkInfo
 	f.subject, f.subjectWords = subjectNamed(lead[:nLead])
-	f.answer = wantPhrase && index(all, r.phrase) >= 0
+	f.answer = wantPhrase && indexHits(all, r.phrase) >= 0
 	return f
+}
+
+// wordEnd returns where the word that goes on at s[i] ends, as
+// wordReader.next reads it, and false if it has a non-ASCII rune from i on.
+func wordEnd(s string, i int) (int, bool) {
+	ascii := true
+	for {
+		if i+8 <= len(s) {
+			n := asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
+			i += n
+			if n == 8 {
+				continue
+			}
+		} else {
+			for i < len(s) && asciiClass[s[i]] == asciiWord {
+				i++
+			}
+			if i == len(s) {
+				return i, ascii
+			}
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c == '.' || c == ',') && betweenDigits(s, i) {
+				i++ // inside a number
+				continue
+			}
+			return i, ascii
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || !isWordRune(r) {
+			return i, ascii
+		}
+		ascii = false
+		i += size
+	}
+}
+
+// loadBlock8 returns the eight bytes of s from at (fewer at its end, zero
+// above them) as a little-endian block.
+func loadBlock8(s string, at int) uint64 {
+	if at+8 <= len(s) {
+		return binary.LittleEndian.Uint64([]byte(s[at : at+8]))
+	}
+	var x uint64
+	for j := 0; at+j < len(s); j++ {
+		x |= uint64(s[at+j]) << (8 * j)
+	}
+	return x
+}
+
+// blockMask keeps the first n bytes of a block, all of them when n >= 8.
+func blockMask(n int) uint64 {
+	if n >= 8 {
+		return ^uint64(0)
+	}
+	return 1<<(8*n) - 1
+}
+
+// wordBlocks returns the first sixteen bytes of w as two little-endian
+// blocks, zero past its end.
+func wordBlocks(w []byte) (b0, b1 uint64) {
+	for j := 0; j < len(w) && j < 16; j++ {
+		if j < 8 {
+			b0 |= uint64(w[j]) << (8 * j)
+		} else {
+			b1 |= uint64(w[j]) << (8 * (j - 8))
+		}
+	}
+	return b0, b1
 }
 
 // subjectNamed finds the chunk's subject, the run of capitalised words it
@@ -146,23 +338,63 @@ func (r *Prepared) subjectText(b []byte, chunk string, n int) []byte {
 	return b
 }
 
-// index returns the first position of want in seq, or -1.
-func index(seq, want []int32) int {
+// nameAt returns the index in hits of the first of a run of content words
+// of s whose terms are want, or -1; hits are the content words that are
+// terms. Every value in want is a term, so a run is a run of hits with
+// nothing between each two but stop words. lower is a buffer.
+func (r *Prepared) nameAt(s string, hits []termHit, want []int32, lower *[]byte) int {
+outer:
+	for i := 0; i+len(want) <= len(hits); i++ {
+		if hits[i].term != want[0] {
+			continue
+		}
+		for j := 1; j < len(want); j++ {
+			h, prev := &hits[i+j], &hits[i+j-1]
+			if h.term != want[j] || h.word > prev.word+1 && !onlyStopWords(s[prev.end:h.start], lower) {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// onlyStopWords reports whether every word of the text between two words
+// of a chunk is a stop word. lower is a buffer.
+func onlyStopWords(between string, lower *[]byte) bool {
+	words := wordReader{s: between}
+	for {
+		start, end, _, ascii := words.next()
+		if start < 0 {
+			return true
+		}
+		if !isStopWord(*lower, lowerHash(lower, between, start, end, ascii)) {
+			return false
+		}
+	}
+}
+
+// indexHits returns the position of the first run of words that are want,
+// or -1; hits are the words found in the table, in order. Every value in
+// want is a term or a phrase position, never -1, so a run is a run of hits
+// at consecutive positions.
+func indexHits(hits []hit, want []int32) int {
 	if len(want) == 0 {
 		return 0
 	}
 	first := want[0]
 outer:
-	for i := 0; i+len(want) <= len(seq); i++ {
-		if seq[i] != first {
+	for i := 0; i+len(want) <= len(hits); i++ {
+		h := hits[i]
+		if h.val != first {
 			continue
 		}
 		for j, w := range want[1:] {
-			if seq[i+1+j] != w {
+			if g := hits[i+1+j]; g.val != w || g.pos != h.pos+1+j {
 				continue outer
 			}
 		}
-		return i
+		return h.pos
 	}
 	return -1
 }

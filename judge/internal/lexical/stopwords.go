@@ -61,3 +61,48 @@ func isStopWord(w []byte, hash uint64) bool {
 	}
 	return false
 }
+
+// stopBlocks is stopWords keyed by their bytes rather than by hashWord, for
+// the chunk scanner, which reads a word's first sixteen lower-cased bytes as
+// two little-endian blocks (zero past the word's end) and so needs neither
+// the word in a buffer nor its full hash to know whether it is a stop word.
+// No word holds a zero byte, so the two blocks and the length are the word.
+// 512 slots of 16 bytes, less than a third of them used: a word that is not
+// a stop word nearly always ends its probe at the first slot.
+var stopBlocks = func() (t [512][2]uint64) {
+	for _, w := range stopWords {
+		var b [2]uint64
+		for i := 0; i < len(w); i++ {
+			b[i/8] |= uint64(w[i]) << (8 * (i % 8))
+		}
+		i := stopBlockSlot(b[0], b[1])
+		for t[i][0] != 0 {
+			i = (i + 1) & (len(t) - 1)
+		}
+		t[i] = b
+	}
+	return t
+}()
+
+// stopBlockSlot is where the word with blocks b0 and b1 is looked for in
+// stopBlocks.
+func stopBlockSlot(b0, b1 uint64) int {
+	return int((b0 ^ b1*0xff51afd7ed558ccd) * 0x9e3779b97f4a7c15 >> (64 - 9))
+}
+
+// isStopBlock reports whether the lower-cased word (never empty) of n bytes whose first
+// sixteen bytes are the blocks b0 and b1 (see stopBlocks) is a stop word.
+func isStopBlock(b0, b1 uint64, n int) bool {
+	if n > maxStopWordLen {
+		return false
+	}
+	for i := stopBlockSlot(b0, b1); ; i = (i + 1) & (len(stopBlocks) - 1) {
+		s := &stopBlocks[i]
+		if s[0] == b0 && s[1] == b1 {
+			return true
+		}
+		if s[0] == 0 {
+			return false
+		}
+	}
+}

@@ -75,10 +75,11 @@ func (z *tokenizer) tokenize(s string, maxRunes int) []token {
 		default:
 			sp.stem = [2]int{at, at + k}
 		}
+		b0, b1 := wordBlocks(word)
 		toks = append(toks, token{
 			raw:   raw,
 			upper: startsUpper(raw, ascii),
-			stop:  isStopWord(word, hashWord(word)),
+			stop:  isStopBlock(b0, b1, len(word)),
 			brk:   brk,
 		})
 		spans = append(spans, sp)
@@ -198,9 +199,14 @@ func asciiWordBytes(s string, i int) int {
 	if i+8 > len(s) {
 		return 1
 	}
+	return max(asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i:i+8]))), 1)
+}
+
+// asciiWordBytes8 returns how many of the eight bytes of the little-endian
+// block x, from its lowest, are ASCII letters or digits.
+func asciiWordBytes8(x uint64) int {
 	const ones = 0x0101010101010101
 	const high = ones * 0x80
-	x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
 	// With no byte above 0x7f, adding at most 0x7f carries into no other
 	// byte; bytes above 0x7f are masked out of the result below.
 	v := x &^ high
@@ -208,8 +214,7 @@ func asciiWordBytes(s string, i int) int {
 	letter := (folded + ones*(0x80-'a')) &^ (folded + ones*(0x7f-'z'))
 	digit := (v + ones*(0x80-'0')) &^ (v + ones*(0x7f-'9'))
 	word := (letter | digit) &^ x & high
-	n := bits.TrailingZeros64(^word&high) / 8
-	return max(n, 1)
+	return bits.TrailingZeros64(^word&high) / 8
 }
 
 // The classes of bytes: for ASCII, what the byte does to words; every byte
@@ -320,10 +325,15 @@ var asciiLower = func() (l [256]byte) {
 // startsUpper reports whether the word raw starts with an upper-case letter
 // or a digit.
 func startsUpper(raw string, ascii bool) bool {
-	if ascii {
-		c := raw[0]
+	if c := raw[0]; ascii || c < utf8.RuneSelf {
 		return 'A' <= c && c <= 'Z' || isDigit(c)
 	}
+	return startsUpperRune(raw)
+}
+
+// startsUpperRune is startsUpper for a word that starts with a non-ASCII
+// rune, apart so that startsUpper is inlined.
+func startsUpperRune(raw string) bool {
 	first, _ := utf8.DecodeRuneInString(raw)
 	return unicode.IsUpper(first) || unicode.IsDigit(first)
 }

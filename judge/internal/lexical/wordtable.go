@@ -26,14 +26,21 @@ type wordSlot struct {
 	phrase int32
 }
 
-// newWordTable returns a table for at most n words, at most half full so
-// that most look-ups of absent words end at the first or second slot.
-func newWordTable(n int) wordTable {
+// reset empties t and makes it ready for at most n words, reusing its
+// slots when there are enough. It is at most half full, so that most
+// look-ups of absent words end at the first or second slot.
+func (t *wordTable) reset(n int) {
 	size := 8
 	for size < 2*n {
 		size *= 2
 	}
-	return wordTable{slots: make([]wordSlot, size), mask: uint64(size - 1)}
+	if cap(t.slots) >= size {
+		t.slots = t.slots[:size]
+		clear(t.slots)
+	} else {
+		t.slots = make([]wordSlot, size)
+	}
+	t.mask = uint64(size - 1)
 }
 
 // find returns the slot of word w, whose hash is hash, or nil.
