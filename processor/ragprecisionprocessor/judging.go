@@ -109,14 +109,15 @@ func (p *ragProcessor) finish(h *heldSpan, res judge.Result, err error) {
 	if errors.Is(err, errNoReference) {
 		p.markUnscored(h.span, statusNoReference, "")
 	} else {
-		p.annotate(h.span, h, h.refSource, res, err)
+		p.annotate(h.span, h, h.refSource, res, err, nil)
 	}
 	p.fwd.enqueue(h)
 }
 
 // annotate writes the outcome of a judgement onto span: the score, or the
-// status (and reason) it goes on with.
-func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error) {
+// status (and reason) it goes on with. A score's counters go into tally
+// when there is one (see telemetry.recordScore).
+func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error, tally *scoreTally) {
 	status, reason := statusOf(err)
 	if status == statusScored && len(res.Verdicts) != h.chunks {
 		status, reason = statusJudgeError, string(judge.ReasonBadReply)
@@ -139,8 +140,8 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 		sampleRate: p.sampler.rate,
 	}
 	markScored(span, r, p.now())
-	p.tel.recordScore(exemplarContext(span), r, h.service, h.dataSource)
-	p.tel.recordStages(res.Verdicts)
+	p.tel.recordScore(exemplarContext(span), r, h.service, h.dataSource, tally)
+	p.tel.recordStages(res.Verdicts, tally)
 }
 
 // markUnscored gives a selected span that could not be scored its status,

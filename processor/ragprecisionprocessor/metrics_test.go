@@ -2,6 +2,7 @@ package ragprecisionprocessor
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -228,5 +229,73 @@ func TestSeriesCap(t *testing.T) {
 	}
 	if got := counterValue(t, h.tel, metricSeriesFolded, nil); got != 2 {
 		t.Fatalf("folded %d", got)
+	}
+}
+
+// Spans scored in place (builtin:lexical) have their counters added once
+// per batch and series: the sums are those of the spans, series by series,
+// and the histogram still gets every score.
+func TestInlineScoresAreCountedByBatch(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Attributes.DataSource = "app.index" })
+	if !h.p.engine.Inline() {
+		t.Fatal("the default judge is not inline")
+	}
+	b := newBatch("rag-api")
+	chunkSets := [][]string{capitalChunks, {"Berlin is in Germany.", "Paris is the capital of France."}, {"Bananas are yellow."}}
+	for i := range 12 {
+		s := b.project(fmt.Sprintf("r%d", i), question, "Paris", chunkSets[i%len(chunkSets)]...)
+		s.Attributes().PutStr("app.index", []string{"faq", "wiki"}[i%2])
+	}
+	h.consume(b.td)
+	h.waitSpans(12)
+
+	type sums struct {
+		scored, passed, chunks int64
+		squares                float64
+	}
+	want := map[string]*sums{"faq": {}, "wiki": {}}
+	for _, s := range h.spansByName() {
+		a := s.Attributes()
+		idx, _ := a.Get("app.index")
+		score, ok := a.Get("rag.contextual_precision")
+		if !ok {
+			t.Fatalf("%s not scored", s.Name())
+		}
+		w := want[idx.Str()]
+		w.scored++
+		w.squares += score.Double() * score.Double()
+		if passed, _ := a.Get("rag.contextual_precision.passed"); passed.Bool() {
+			w.passed++
+		}
+		k, _ := a.Get("rag.contextual_precision.k")
+		w.chunks += k.Int()
+	}
+	var chunks, passed int64
+	for ds, w := range want {
+		series := map[string]string{"service_name": "rag-api", "data_source": ds}
+		if got := counterValue(t, h.tel, "otelcol_processor_ragprecision_scored_spans_total", series); got != w.scored {
+			t.Errorf("scored{%s} = %d, want %d", ds, got, w.scored)
+		}
+		if got := counterValue(t, h.tel, "otelcol_processor_ragprecision_passed_spans_total", series); got != w.passed {
+			t.Errorf("passed{%s} = %d, want %d", ds, got, w.passed)
+		}
+		if got, _ := floatSum(t, h, "rag_contextual_precision_squares_total", series); math.Abs(got-w.squares) > 1e-12 {
+			t.Errorf("squares{%s} = %v, want %v", ds, got, w.squares)
+		}
+		chunks += w.chunks
+		passed += w.passed
+	}
+	if passed == 0 || passed == 12 {
+		t.Fatalf("%d of 12 passed: the batch should have both", passed)
+	}
+	if got := counterValue(t, h.tel, "otelcol_processor_ragprecision_verdicts_total", nil); got != chunks {
+		t.Errorf("verdicts_total = %d, want %d, one per chunk", got, chunks)
+	}
+	var count uint64
+	for _, dp := range histogram(t, h.tel, "rag_contextual_precision").DataPoints {
+		count += dp.Count
+	}
+	if count != 12 {
+		t.Errorf("histogram count %d, want 12", count)
 	}
 }

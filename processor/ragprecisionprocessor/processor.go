@@ -150,6 +150,17 @@ type consumeState struct {
 	inlineEnds time.Time
 	held       []*heldSpan
 	emptied    map[int][]int // resource index -> scopes emptied by holding
+	// tally gathers the counters of the spans scored in place, added
+	// once the batch has been read (scores).
+	tally *scoreTally
+}
+
+// scores is the batch's tally, made when its first span is scored.
+func (st *consumeState) scores() *scoreTally {
+	if st.tally == nil {
+		st.tally = new(scoreTally)
+	}
+	return st.tally
 }
 
 // ConsumeTraces forwards the batch at once, minus the selected spans it
@@ -221,6 +232,9 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 		}
 	}
 	p.tel.recordCandidates(ctx, &counts)
+	if st.tally != nil {
+		p.tel.flushScores(st.tally)
+	}
 	removeEmptied(td, st.emptied)
 
 	if len(st.held) > 0 && td.ResourceSpans().Len() == 0 {
@@ -276,18 +290,19 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: ret.Chunks}
 	if p.engine.Inline() && p.now().Before(st.inlineEnds) {
 		res, err := p.engine.JudgeInline(req)
-		p.annotate(span, h, src, res, err)
+		p.annotate(span, h, src, res, err, st.scores())
 		return nil
 	}
 	ticket, err := p.engine.Admit(req, p.cfg.MaxWait)
 	if err != nil {
-		p.annotate(span, h, src, judge.Result{}, err)
+		p.annotate(span, h, src, judge.Result{}, err, nil)
 		return nil
 	}
 	if ticket.Decided() {
 		// Nothing to ask (the cache, or a cascade's first stage, decided
 		// every chunk): scored in place, like an inline judge's span.
-		ticket.Commit(func(res judge.Result, err error) { p.annotate(span, h, src, res, err) })
+		tally := st.scores()
+		ticket.Commit(func(res judge.Result, err error) { p.annotate(span, h, src, res, err, tally) })
 		return nil
 	}
 	h.ticket, h.refSource = ticket, src

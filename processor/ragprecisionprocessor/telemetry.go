@@ -98,7 +98,7 @@ type telemetry struct {
 	traceAnswers        metric.Int64ObservableGauge
 	traceAnswersEvicted metric.Int64Counter
 	verdicts            metric.Int64Counter
-	stageSets           map[string]metric.MeasurementOption
+	stageSets           map[stageKey]metric.MeasurementOption
 	sourceSets          map[[2]string][]metric.AddOption
 	scoreSetsBy         map[[4]string]scoreLabelSets
 
@@ -141,7 +141,7 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 		unscoredBy:  map[[2]string]metric.MeasurementOption{},
 		requestsBy:  map[[2]string]metric.MeasurementOption{},
 		droppedBy:   map[string]metric.MeasurementOption{},
-		stageSets:   map[string]metric.MeasurementOption{},
+		stageSets:   map[stageKey]metric.MeasurementOption{},
 		sourceSets:  map[[2]string][]metric.AddOption{},
 		scoreSetsBy: map[[4]string]scoreLabelSets{},
 	}
@@ -352,19 +352,86 @@ func (t *telemetry) recordSeriesCandidates(ctx context.Context, e candidateCount
 	}
 }
 
-// recordScore adds a score to the histogram and its companions. ctx
-// carries the scored span's context so that the SDK attaches it as an
-// exemplar.
-func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dataSource string) {
+// recordScore adds a score to the histogram, with ctx's span as its
+// exemplar, and to the counters beside it: into tally, when there is one,
+// to be added with the other scores of its batch (flushScores), else at
+// once. A span's score is recorded on the histogram at once whatever; a
+// batch's counters need one Add per series rather than one per span.
+func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dataSource string, tally *scoreTally) {
 	// Folding was counted when the span was recorded as a candidate.
 	service, dataSource, _ = t.series.admit(service, dataSource)
 	sets := t.scoreSets(service, dataSource, r.refSource, r.judgeID)
 	v := r.score.Value
 	t.precision.Record(ctx, v, sets.precision)
-	t.squares.Add(ctx, v*v, sets.precision)
-	t.scored.Add(ctx, 1, sets.source...)
+	one := tallyScores{series: [4]string{service, dataSource, r.refSource, r.judgeID}, sets: sets, scored: 1, squares: v * v}
 	if r.passed {
-		t.passed.Add(ctx, 1, sets.source...)
+		one.passed = 1
+	}
+	if tally == nil {
+		t.addScores(one)
+		return
+	}
+	tally.addScores(one)
+}
+
+// addScores adds a series' scored and passed counts and squared scores.
+func (t *telemetry) addScores(s tallyScores) {
+	ctx := context.Background()
+	t.squares.Add(ctx, s.squares, s.sets.precision)
+	t.scored.Add(ctx, s.scored, s.sets.source...)
+	if s.passed > 0 {
+		t.passed.Add(ctx, s.passed, s.sets.source...)
+	}
+}
+
+// scoreTally gathers the counters of the spans one ConsumeTraces call
+// scores in place (an inline judge's, or the cache's), by series.
+type scoreTally struct {
+	scores []tallyScores
+	stages []tallyStage
+}
+
+type tallyScores struct {
+	series         [4]string // scoreSets' key
+	sets           scoreLabelSets
+	scored, passed int64
+	squares        float64
+}
+
+type tallyStage struct {
+	key stageKey
+	n   int64
+}
+
+func (tl *scoreTally) addScores(s tallyScores) {
+	for i := range tl.scores {
+		if tl.scores[i].series == s.series {
+			tl.scores[i].scored += s.scored
+			tl.scores[i].passed += s.passed
+			tl.scores[i].squares += s.squares
+			return
+		}
+	}
+	tl.scores = append(tl.scores, s)
+}
+
+func (tl *scoreTally) addStage(k stageKey, n int64) {
+	for i := range tl.stages {
+		if tl.stages[i].key == k {
+			tl.stages[i].n += n
+			return
+		}
+	}
+	tl.stages = append(tl.stages, tallyStage{k, n})
+}
+
+// flushScores adds what tally gathered.
+func (t *telemetry) flushScores(tally *scoreTally) {
+	for _, s := range tally.scores {
+		t.addScores(s)
+	}
+	for _, s := range tally.stages {
+		t.addStage(s.key, s.n)
 	}
 }
 
@@ -421,59 +488,61 @@ func (t *telemetry) sourceSetLocked(service, dataSource string) []metric.AddOpti
 }
 
 // recordStages counts a scored span's verdicts by the stage that decided
-// them, one addition per stage and relevance.
-func (t *telemetry) recordStages(vs []judge.Verdict) {
-	type key struct {
-		stage    string
-		relevant bool
-	}
-	var counts [4]struct {
-		k key
-		n int64
-	}
-	var more map[key]int64
+// them and whether they were relevant: into tally when there is one (see
+// recordScore), else at once.
+func (t *telemetry) recordStages(vs []judge.Verdict, tally *scoreTally) {
+	var counts [4]tallyStage
+	var more map[stageKey]int64
 	used := 0
 next:
 	for _, v := range vs {
-		k := key{v.Stage, v.Relevant}
+		k := stageKey{v.Stage, v.Relevant}
 		for i := range used {
-			if counts[i].k == k {
+			if counts[i].key == k {
 				counts[i].n++
 				continue next
 			}
 		}
 		if used < len(counts) {
-			counts[used].k, counts[used].n = k, 1
+			counts[used] = tallyStage{k, 1}
 			used++
 			continue
 		}
 		if more == nil {
-			more = map[key]int64{}
+			more = map[stageKey]int64{}
 		}
 		more[k]++
 	}
+	add := t.addStage
+	if tally != nil {
+		add = tally.addStage
+	}
 	for _, c := range counts[:used] {
-		t.addStage(c.k.stage, c.k.relevant, c.n)
+		add(c.key, c.n)
 	}
 	for k, n := range more {
-		t.addStage(k.stage, k.relevant, n)
+		add(k, n)
 	}
 }
 
-func (t *telemetry) addStage(stage string, relevant bool, n int64) {
-	if stage == "" {
-		stage = "empty"
-	}
-	key := stage
-	if relevant {
-		key += "\x00relevant"
-	}
+// stageKey is a series of verdicts_total: the stage that decided, and the
+// verdict.
+type stageKey struct {
+	stage    string
+	relevant bool
+}
+
+func (t *telemetry) addStage(k stageKey, n int64) {
 	t.mu.Lock()
-	set, ok := t.stageSets[key]
+	set, ok := t.stageSets[k]
 	if !ok {
+		stage := k.stage
+		if stage == "" {
+			stage = "empty"
+		}
 		set = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, t.judgeModel),
-			attribute.String(labelStage, stage), attribute.Bool("relevant", relevant)))
-		t.stageSets[key] = set
+			attribute.String(labelStage, stage), attribute.Bool("relevant", k.relevant)))
+		t.stageSets[k] = set
 	}
 	t.mu.Unlock()
 	t.verdicts.Add(context.Background(), n, set)
