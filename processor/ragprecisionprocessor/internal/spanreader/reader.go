@@ -115,6 +115,11 @@ func (r *Reader) Recognise(span ptrace.Span) (Dialect, bool) {
 		// Which dialect the span is in matters only to Read.
 		return DialectAttributes, true
 	}
+	if obs.present == 0 && (!r.table.watchesEvents || span.Events().Len() == 0) {
+		// Nothing any dialect watches: most spans end here, without the
+		// call to dialectOf.
+		return "", false
+	}
 	if d := r.dialectOf(span, &obs); d >= 0 {
 		return dialects[d].id(), true
 	}
