@@ -331,53 +331,37 @@ func BenchmarkPassThrough(b *testing.B) {
 		report(b)
 	})
 	// walk touches every attribute of every span once: the least any
-	// processor that inspects spans pays.
-	b.Run("walk", func(b *testing.B) {
-		next := consumertest.NewNop()
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
-				for k := range s.Attributes().All() {
-					n += len(k)
-				}
-			})
-			_ = next.ConsumeTraces(context.Background(), td)
-		}
-		report(b)
-	})
-	b.Run("ragprecision", func(b *testing.B) {
-		p := passThroughProcessor(b, 100)
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = p.ConsumeTraces(context.Background(), td)
-		}
-		report(b)
-	})
-	// The same without the entity outputs: spans no dialect watches.
-	plain := plainBatch(false)
-	b.Run("walk, plain spans", func(b *testing.B) {
-		next := consumertest.NewNop()
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			forEachSpan(plain, func(_ pcommon.Resource, s ptrace.Span) {
-				for k := range s.Attributes().All() {
-					n += len(k)
-				}
-			})
-			_ = next.ConsumeTraces(context.Background(), plain)
-		}
-		report(b)
-	})
-	b.Run("ragprecision, plain spans", func(b *testing.B) {
-		p := passThroughProcessor(b, 100)
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = p.ConsumeTraces(context.Background(), plain)
-		}
-		report(b)
-	})
+	// processor that inspects spans pays. Each batch is walked, then
+	// given to the processor: the worst case, every span with a JSON
+	// traceloop.entity.output to look at, and plain spans, which no
+	// dialect watches.
+	for _, c := range []struct {
+		suffix string
+		td     ptrace.Traces
+	}{{"", td}, {", plain spans", plainBatch(false)}} {
+		b.Run("walk"+c.suffix, func(b *testing.B) {
+			next := consumertest.NewNop()
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				forEachSpan(c.td, func(_ pcommon.Resource, s ptrace.Span) {
+					for k := range s.Attributes().All() {
+						n += len(k)
+					}
+				})
+				_ = next.ConsumeTraces(context.Background(), c.td)
+			}
+			report(b)
+		})
+		b.Run("ragprecision"+c.suffix, func(b *testing.B) {
+			p := passThroughProcessor(b, 100)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = p.ConsumeTraces(context.Background(), c.td)
+			}
+			report(b)
+		})
+	}
 	// A tenth of the spans are retrieval spans that sampling leaves out:
 	// they are counted, and otherwise pass like the rest.
 	b.Run("ragprecision, candidates not selected", func(b *testing.B) {
