@@ -129,7 +129,7 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 			for end < len(s) && (s[end] == '.' || s[end] == ',') && betweenDigits(s, end) {
 				end = nextClear(wm, end+1)
 			}
-			ascii := !nonASCII || !anySet(buf.mask.high, start, end)
+			ascii := !nonASCII || buf.mask.high[start>>6]|buf.mask.high[(end-1)>>6] == 0 && end-start <= 64 || !anySet(buf.mask.high, start, end)
 			brk := false
 			if nLead < len(lead) {
 				brk = separatorsBreak(s[prevEnd:start])
