@@ -67,15 +67,16 @@
 //
 // The query and the reference are analysed once per retrieval (or once for
 // many, with Prepare). A chunk is then read in one pass that keeps none of
-// its words: the scanner finds words eight bytes at a time and reads an
-// ASCII word's first bytes, lower-cased, straight from the text. Their
-// first three bytes rule out most words as neither a query or reference
-// term nor a reference word (a small filter built by Prepare). Only the
-// words that pass are lower-cased into a buffer, hashed, stemmed and looked
-// up among the terms and the reference's words, and only they and the
-// chunk's first words among the stop words: a name's words may have stop
-// words between them, and the few words between two of its terms are read
-// again to know. Judging
+// its words: the scanner marks its word bytes eight at a time, one bit
+// each, finds where words start in that mask, and reads an ASCII word's
+// first bytes, lower-cased, straight from the text. Their first three bytes
+// rule out most words as neither a query or reference term nor a reference
+// word (a small filter built by Prepare): such a word is only counted, and
+// where it ends is never looked for. Only the words that pass are
+// lower-cased into a buffer, hashed, stemmed and looked up among the terms
+// and the reference's words, and only they and the chunk's first words
+// among the stop words: a name's words may have stop words between them,
+// and the few words between two of its terms are read again to know. Judging
 // a retrieval allocates its verdicts, one string for all its reasons, and
 // the lower-cased words of the query and the reference; the rest of their
 // analysis is recycled (a Prepared, made to be kept, allocates its own).

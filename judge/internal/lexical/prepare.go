@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"sync"
+	"unicode/utf8"
 )
 
 // Prepared is a query and a reference analysed once (their terms, the
@@ -110,7 +111,9 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 		// A new Prepared: its arrays are made once, at their largest.
 		r.terms = make([]int32, 0, len(qt))
 		r.phrase = make([]int32, 0, len(rt))
-		r.quoted = make([]byte, 0, len(query)+len(reference)+2*maxNames+2)
+		// Only the first MaxQueryRunes runes of each are read.
+		const maxRead = MaxQueryRunes * utf8.UTFMax
+		r.quoted = make([]byte, 0, min(len(query), maxRead)+min(len(reference), maxRead)+2*maxNames+2)
 	}
 	add := func(toks []token) {
 		for _, t := range toks {

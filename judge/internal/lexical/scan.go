@@ -3,6 +3,7 @@ package lexical
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,6 +28,7 @@ type leadWord struct {
 // scanBuffers are reused from chunk to chunk: a chunk's words are not
 // needed once it is scanned.
 type scanBuffers struct {
+	mask   wordMask
 	lower  []byte    // the current word, lower-cased
 	seq    []termHit // the chunk's content words that are terms
 	phrase []hit     // the chunk's words that are reference phrase words
@@ -52,13 +54,18 @@ type hit struct {
 // has's bit t for every term t the chunk contains, and names[k] to 1 when
 // the chunk contains query name k, 2 when it does so in its lead.
 //
-// It finds words by the rules of wordReader.next, eight ASCII bytes at a
-// time, and reads an ASCII word's first bytes, lower-cased, as blocks
-// straight from the text. The first three rule out, for most words, that
-// the word or its stem is in the table (prefixFilter); only a word that
-// passes is lower-cased into a buffer, hashed, stemmed and looked up. The
-// first sixteen tell a stop word (isStopBlock), which only the chunk's
-// first words and the words that pass need to know.
+// It finds words by the rules of wordReader.next from a mask of the
+// chunk's word bytes (wordMask), built eight bytes at a time: the words
+// start at its runs of set bits, one count of trailing zeros each, so that
+// where a word starts waits neither on where the one before it ended nor
+// on its bytes. Most words are then told by their first three bytes,
+// lower-cased, read as a block straight from the text and cut to the word
+// by the mask: they rule out that the word or its stem is in the table
+// (prefixFilter), and such a word is only counted; its end is not even
+// looked for. Only the chunk's first words, which the lead needs, and the
+// words that pass are read in full: lower-cased into a buffer, hashed,
+// stemmed and looked up, and told from stop words by their first sixteen
+// bytes (isStopBlock).
 func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []int8) chunkInfo {
 	s := cut(chunk, r.params.chunkRunes())
 	lower, seq, all := buf.lower, buf.seq[:0], buf.phrase[:0]
@@ -84,125 +91,130 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		leadEnd = 0
 	}
 	nWords, nContent := 0, 0
-	i := 0
-	for {
-		// The separators before the word, and whether they break names:
-		// breaks is not zero if any does, set without a branch.
-		breaks := uint8(0)
-		for i < len(s) {
-			c := asciiClass[s[i]]
-			if c == asciiWord {
-				break
+	nonASCII := buf.mask.build(s)
+	wm := buf.mask.words
+	prevEnd := 0 // where the last word read in full ends
+	carry := uint64(0)
+	for k, w := range wm {
+		// The bits where words start in this block: set, and not after a
+		// set bit.
+		starts := w &^ (w<<1 | carry)
+		carry = w >> 63
+		for ; starts != 0; starts &= starts - 1 {
+			start := k<<6 + bits.TrailingZeros64(starts)
+			if start >= 2 && (s[start-1] == '.' || s[start-1] == ',') && isDigit(s[start-2]) && isDigit(s[start]) {
+				continue // inside a number: "3,677"
 			}
-			if c != notASCII {
-				// Outside a word, '.' and ',' are breaks.
-				breaks |= c ^ asciiJoin
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError && isWordRune(r) {
-				break
-			}
-			if r == utf8.RuneError || !unicode.IsSpace(r) && !isJoiner(r) {
-				breaks = 1
-			}
-			i += size
-		}
-		brk := breaks != 0
-		if i >= len(s) {
-			break
-		}
-
-		// The word: its first eight bytes at once, and only if it goes on
-		// past them, or into a number or a non-ASCII letter, the rest as
-		// wordReader.next reads it.
-		start, ascii := i, true
-		x0 := loadBlock8(s, start)
-		i += asciiWordBytes8(x0)
-		if i == start+8 || i < len(s) && (s[i] >= utf8.RuneSelf || (s[i] == '.' || s[i] == ',') && betweenDigits(s, i)) {
-			i, ascii = wordEnd(s, i)
-		}
-		end := i
-
-		// Its first eight lower-cased bytes, zero past its end, and, when
-		// they are needed to tell a stop word, the next eight.
-		var b0, b1 uint64
-		n := end - start
-		// An ASCII word's bytes are letters, digits, '.' and ',': setting
-		// bit 5 of each lower-cases the letters and changes no other.
-		const lowerBits = 0x20 * 0x0101010101010101
-		if ascii {
-			b0 = (x0 | lowerBits) & blockMask(n)
-		} else {
-			lower = appendLower(lower[:0], s[start:end], false)
-			n = len(lower)
-			b0, b1 = wordBlocks(lower)
-		}
-		pass := r.filter.has(b0)
-		stop := false
-		if counting || pass {
-			if ascii && n > 8 && n <= maxStopWordLen {
-				b1 = (loadBlock8(s, start+8) | lowerBits) & blockMask(n-8)
-			}
-			stop = isStopBlock(b0, b1, n)
-		}
-		if counting {
-			if !stop {
-				if nContent == r.params.LeadWords {
-					leadEnd = nWords
+			x0 := loadBlock8(s, start)
+			if !counting {
+				// Most words are told apart from the table's by the
+				// prefix filter alone, their first three bytes read
+				// from the block and the mask, without their end.
+				word3 := w >> (uint(start) & 63)
+				if start&63 > 61 && k+1 < len(wm) {
+					word3 |= wm[k+1] << (64 - uint(start)&63)
 				}
-				nContent++
+				n3 := bits.TrailingZeros64(^word3&7 | 8) // 1 to 3
+				p := x0 & (1<<(8*n3) - 1)
+				const high3 = 0x808080
+				const lower3 = 0x202020
+				if p&high3 == 0 && (n3 == 3 || start+n3 >= len(s) || s[start+n3] != '.' && s[start+n3] != ',') && !r.filter.has(p|lower3&(1<<(8*n3)-1)) {
+					nWords++
+					continue
+				}
 			}
-			counting = nLead < len(lead)-1 || leadEnd == math.MaxInt
-		}
+			// The word is read in full: where it ends, past the '.' or ','
+			// between two digits of a number.
+			end := nextClear(wm, start)
+			for end < len(s) && (s[end] == '.' || s[end] == ',') && betweenDigits(s, end) {
+				end = nextClear(wm, end+1)
+			}
+			ascii := !nonASCII || buf.mask.high[start>>6]|buf.mask.high[(end-1)>>6] == 0 && end-start <= 64 || !anySet(buf.mask.high, start, end)
+			brk := false
+			if nLead < len(lead) {
+				brk = separatorsBreak(s[prevEnd:start])
+			}
+			prevEnd = end
 
-		term, pos := int32(-1), int32(-1)
-		if pass {
-			var hash uint64
+			// Its first eight lower-cased bytes, zero past its end, and, when
+			// they are needed to tell a stop word, the next eight.
+			var b0, b1 uint64
+			n := end - start
+			// An ASCII word's bytes are letters, digits, '.' and ',': setting
+			// bit 5 of each lower-cases the letters and changes no other.
+			const lowerBits = 0x20 * 0x0101010101010101
 			if ascii {
-				hash = lowerHash(&lower, s, start, end, true)
+				b0 = (x0 | lowerBits) & blockMask(n)
 			} else {
-				hash = hashWord(lower)
+				lower = appendLower(lower[:0], s[start:end], false)
+				n = len(lower)
+				b0, b1 = wordBlocks(lower)
 			}
-			// The word itself is looked up for the phrase, and as its own
-			// stem when stemming leaves it unchanged, as it does most
-			// words.
-			k, y := stemLen(lower)
-			stemmed := k < len(lower) || y
-			var whole *wordSlot
-			if wantPhrase || !stop && !stemmed {
-				whole = r.table.findBytes(hash, lower)
+			pass := r.filter.has(b0)
+			stop := false
+			if counting || pass {
+				if ascii && n > 8 && n <= maxStopWordLen {
+					b1 = (loadBlock8(s, start+8) | lowerBits) & blockMask(n-8)
+				}
+				stop = isStopBlock(b0, b1, n)
 			}
-			if whole != nil {
-				pos = whole.phrase
-			}
-			if !stop {
-				sl := whole
-				if stemmed {
-					// The stem is a prefix of the word, plus "y" in place
-					// of "ies": lower can be cut to it.
-					if lower = lower[:k]; y {
-						lower = append(lower, 'y')
+			if counting {
+				if !stop {
+					if nContent == r.params.LeadWords {
+						leadEnd = nWords
 					}
-					sl = r.table.findBytes(hashWord(lower), lower)
+					nContent++
 				}
-				if sl != nil && sl.term >= 0 {
-					term = sl.term
-					has[term>>6] |= 1 << (term & 63)
+				counting = nLead < len(lead)-1 || leadEnd == math.MaxInt
+			}
+
+			term, pos := int32(-1), int32(-1)
+			if pass {
+				var hash uint64
+				if ascii {
+					hash = lowerHash(&lower, s, start, end, true)
+				} else {
+					hash = hashWord(lower)
+				}
+				// The word itself is looked up for the phrase, and as its own
+				// stem when stemming leaves it unchanged, as it does most
+				// words.
+				k, y := stemLen(lower)
+				stemmed := k < len(lower) || y
+				var whole *wordSlot
+				if wantPhrase || !stop && !stemmed {
+					whole = r.table.findBytes(hash, lower)
+				}
+				if whole != nil {
+					pos = whole.phrase
+				}
+				if !stop {
+					sl := whole
+					if stemmed {
+						// The stem is a prefix of the word, plus "y" in place
+						// of "ies": lower can be cut to it.
+						if lower = lower[:k]; y {
+							lower = append(lower, 'y')
+						}
+						sl = r.table.findBytes(hashWord(lower), lower)
+					}
+					if sl != nil && sl.term >= 0 {
+						term = sl.term
+						has[term>>6] |= 1 << (term & 63)
+					}
 				}
 			}
-		}
-		if wantPhrase && pos >= 0 {
-			all = append(all, hit{nWords, pos})
-		}
-		if wantSeq && term >= 0 { // a term is never a stop word
-			seq = append(seq, termHit{word: nWords, start: start, end: end, term: term})
-		}
-		nWords++
-		if nLead < len(lead) {
-			lead[nLead] = leadWord{upper: startsUpper(s[start:end], ascii), stop: stop, brk: brk, term: term >= 0}
-			nLead++
+			if wantPhrase && pos >= 0 {
+				all = append(all, hit{nWords, pos})
+			}
+			if wantSeq && term >= 0 { // a term is never a stop word
+				seq = append(seq, termHit{word: nWords, start: start, end: end, term: term})
+			}
+			nWords++
+			if nLead < len(lead) {
+				lead[nLead] = leadWord{upper: startsUpper(s[start:end], ascii), stop: stop, brk: brk, term: term >= 0}
+				nLead++
+			}
 		}
 	}
 	buf.lower, buf.seq, buf.phrase = lower, seq, all
@@ -223,40 +235,24 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	return f
 }
 
-// wordEnd returns where the word that goes on at s[i] ends, as
-// wordReader.next reads it, and false if it has a non-ASCII rune from i on.
-func wordEnd(s string, i int) (int, bool) {
-	ascii := true
-	for {
-		if i+8 <= len(s) {
-			n := asciiWordBytes8(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
-			i += n
-			if n == 8 {
-				continue
-			}
-		} else {
-			for i < len(s) && asciiClass[s[i]] == asciiWord {
-				i++
-			}
-			if i == len(s) {
-				return i, ascii
-			}
+// separatorsBreak reports whether the separators between two words (or
+// before the first) break names (see token.brk).
+func separatorsBreak(sep string) bool {
+	breaks := uint8(0)
+	for i := 0; i < len(sep); {
+		if c := asciiClass[sep[i]]; c != notASCII {
+			// Outside a word, '.' and ',' are breaks.
+			breaks |= c ^ asciiJoin
+			i++
+			continue
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if (c == '.' || c == ',') && betweenDigits(s, i) {
-				i++ // inside a number
-				continue
-			}
-			return i, ascii
+		r, size := utf8.DecodeRuneInString(sep[i:])
+		if r == utf8.RuneError || !unicode.IsSpace(r) && !isJoiner(r) {
+			return true
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError || !isWordRune(r) {
-			return i, ascii
-		}
-		ascii = false
 		i += size
 	}
+	return breaks != 0
 }
 
 // loadBlock8 returns the eight bytes of s from at (fewer at its end, zero

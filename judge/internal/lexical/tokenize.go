@@ -346,8 +346,17 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return isASCIIWordByte(byte(r))
 	}
+	if generalPunctuation <= r && r <= generalPunctuationEnd {
+		// Dashes, quotes, spaces and other marks: none is a letter, a
+		// digit or a combining mark (TestGeneralPunctuationIsNoWordRune).
+		return false
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
+
+// The General Punctuation block, where most of the non-ASCII separators of
+// English text are.
+const generalPunctuation, generalPunctuationEnd = 0x2000, 0x206f
 
 // isJoiner reports punctuation that separates words without ending a name.
 func isJoiner(r rune) bool {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // tokenize is tokenizer.tokenize with fresh buffers, the tokens appended to
@@ -217,6 +218,14 @@ func TestLowerHashIsAppendLowerThenHashWord(t *testing.T) {
 			if string(want) != strings.ToLower(text[start:end]) {
 				t.Fatalf("%q: appendLower gives %q, strings.ToLower %q", text[start:end], want, strings.ToLower(text[start:end]))
 			}
+		}
+	}
+}
+
+func TestGeneralPunctuationIsNoWordRune(t *testing.T) {
+	for r := rune(generalPunctuation); r <= generalPunctuationEnd; r++ {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			t.Errorf("%U is a word rune", r)
 		}
 	}
 }

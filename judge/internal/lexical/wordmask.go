@@ -1,0 +1,155 @@
+package lexical
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+)
+
+// wordMask is a chunk's words as one bit per byte: bit j of words[k] is set
+// when byte 64k+j is an ASCII letter or digit, or a byte of a non-ASCII
+// letter, digit or mark (isWordRune). A word is then a run of set bits, or
+// several joined by a '.' or ',' between two digits ("3,677"), which the
+// scanner sees at the start of the next run. The words' starts are found
+// with counts of trailing zeros instead of reading the text byte by byte,
+// and none waits on where the word before it ended. high holds the bytes
+// above 0x7f the same way when the chunk has any; otherwise it only tells
+// that no block does.
+//
+// The mask is built eight bytes at a time, without a branch per byte, as
+// asciiWordBytes8 tells word bytes. Non-ASCII runes, rare in most chunks,
+// are decoded one by one afterwards, where wordReader.next decodes them.
+type wordMask struct {
+	words, high []uint64
+}
+
+// moveMask gathers the high bit of each byte of x into the low eight bits,
+// the lowest byte's into bit 0. x must have no other bit set.
+func moveMask(x uint64) uint64 {
+	return (x >> 7) * 0x0102040810204080 >> 56
+}
+
+// wordHighBits returns the block x with the high bit of each byte set when
+// the byte is an ASCII letter or digit, as asciiWordBytes8 tells them.
+func wordHighBits(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	const high = ones * 0x80
+	v := x &^ high
+	folded := v | ones*0x20
+	letter := (folded + ones*(0x80-'a')) &^ (folded + ones*(0x7f-'z'))
+	digit := (v + ones*(0x80-'0')) &^ (v + ones*(0x7f-'9'))
+	return (letter | digit) &^ x & high
+}
+
+// build sets m to the words of s, and reports whether s has a byte above
+// 0x7f (m.high is then set too).
+func (m *wordMask) build(s string) (nonASCII bool) {
+	const high = 0x0101010101010101 * 0x80
+	n := len(s)
+	blocks := n/64 + 1 // one more bit than bytes: a word always ends in it
+	if cap(m.words) < blocks {
+		m.words = make([]uint64, blocks)
+	}
+	words := m.words[:blocks]
+	m.words = words
+	m.high = resize(m.high, blocks)
+	highs := m.high
+	var hi uint64
+	at := 0
+	for k := range words[:blocks-1] {
+		b := s[at : at+64]
+		x0 := binary.LittleEndian.Uint64([]byte(b[0:8]))
+		x1 := binary.LittleEndian.Uint64([]byte(b[8:16]))
+		x2 := binary.LittleEndian.Uint64([]byte(b[16:24]))
+		x3 := binary.LittleEndian.Uint64([]byte(b[24:32]))
+		x4 := binary.LittleEndian.Uint64([]byte(b[32:40]))
+		x5 := binary.LittleEndian.Uint64([]byte(b[40:48]))
+		x6 := binary.LittleEndian.Uint64([]byte(b[48:56]))
+		x7 := binary.LittleEndian.Uint64([]byte(b[56:64]))
+		h := x0 | x1 | x2 | x3 | x4 | x5 | x6 | x7
+		w := moveMask(wordHighBits(x0)) | moveMask(wordHighBits(x1))<<8 |
+			moveMask(wordHighBits(x2))<<16 | moveMask(wordHighBits(x3))<<24 |
+			moveMask(wordHighBits(x4))<<32 | moveMask(wordHighBits(x5))<<40 |
+			moveMask(wordHighBits(x6))<<48 | moveMask(wordHighBits(x7))<<56
+		words[k], highs[k] = w, h&high
+		hi |= h
+		at += 64
+	}
+	// The last block, shorter than 64 bytes: zero bytes past the end are
+	// not word bytes.
+	var w, h uint64
+	for g := 0; at+g < n; g += 8 {
+		x := loadBlock8(s, at+g)
+		h |= x
+		w |= moveMask(wordHighBits(x)) << g
+	}
+	words[blocks-1], highs[blocks-1] = w, h&high
+	hi |= h
+	if hi&high == 0 {
+		return false
+	}
+
+	// Non-ASCII runes: the bytes of the letters, digits and marks are word
+	// bytes. They are decoded where wordReader.next decodes them, from the
+	// first byte above 0x7f after ASCII bytes, one rune after the other.
+	// high, so far only telling the blocks that have such bytes, then
+	// tells the bytes.
+	for k, h := range highs {
+		if h == 0 {
+			continue
+		}
+		h = 0
+		for g := 0; g < 64 && k*64+g < n; g += 8 {
+			h |= moveMask(loadBlock8(s, k*64+g)&high) << g
+		}
+		highs[k] = h
+	}
+	for i := nextSet(highs, 0); i < n; i = nextSet(highs, i) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError && isWordRune(r) {
+			for j := i; j < i+size; j++ {
+				words[j>>6] |= 1 << (j & 63)
+			}
+		}
+		i += size
+	}
+	return true
+}
+
+// nextSet returns the position of the first bit set in m from bit i on,
+// or 64·len(m) or more when there is none.
+func nextSet(m []uint64, i int) int {
+	k := i >> 6
+	if k >= len(m) {
+		return i
+	}
+	if x := m[k] >> (uint(i) & 63); x != 0 {
+		return i + bits.TrailingZeros64(x)
+	}
+	for k++; k < len(m); k++ {
+		if m[k] != 0 {
+			return k<<6 + bits.TrailingZeros64(m[k])
+		}
+	}
+	return k << 6
+}
+
+// nextClear returns the position of the first bit clear in m from bit i
+// on; m's last bit must be clear.
+func nextClear(m []uint64, i int) int {
+	k := i >> 6
+	if x := ^m[k] >> (uint(i) & 63); x != 0 {
+		return i + bits.TrailingZeros64(x)
+	}
+	for k++; k < len(m); k++ {
+		if m[k] != ^uint64(0) {
+			return k<<6 + bits.TrailingZeros64(^m[k])
+		}
+	}
+	return k << 6
+}
+
+// anySet reports whether m has a bit set in [i, j).
+func anySet(m []uint64, i, j int) bool {
+	return nextSet(m, i) < j
+}
