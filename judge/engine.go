@@ -169,7 +169,7 @@ func (e *Engine) ID() string { return e.ident }
 
 // cacheSizeFor is the verdict cache's size for backend be: none for an
 // inline judge. builtin:lexical judges a retrieval of 5 chunks of 500 bytes
-// in about 15 µs; keeping its verdicts costs more than that: a SHA-256 of
+// in about 8 µs; keeping its verdicts costs more than that: a SHA-256 of
 // the whole retrieval for the key, an LRU entry, and about 800 bytes of
 // reasons per retrieval kept live, 80 MB at the default size, which the
 // garbage collector marks on every cycle. On distinct traffic (the usual
