@@ -255,15 +255,7 @@ func plainBatch(candidates bool) ptrace.Traces {
 			bt.project("retrieve", "q", "Paris", "Paris is the capital of France.")
 			continue
 		}
-		s := bt.plain(fmt.Sprintf("GET /items/%d", i))
-		a := s.Attributes()
-		a.PutStr("http.request.method", "GET")
-		a.PutInt("http.response.status_code", 200)
-		a.PutStr("url.path", "/items")
-		a.PutStr("server.address", "shop.internal")
-		a.PutStr("user_agent.original", "Mozilla/5.0")
-		a.PutStr("network.protocol.version", "1.1")
-		a.PutDouble("app.cart.total", 42.5)
+		bt.httpServer(fmt.Sprintf("GET /items/%d", i))
 	}
 	return bt.td
 }

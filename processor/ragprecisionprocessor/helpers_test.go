@@ -198,6 +198,21 @@ func (b *batch) plain(name string) ptrace.Span {
 	return s
 }
 
+// httpServer appends a plain span with an HTTP server span's attributes:
+// the traffic the benchmarks' batches are mostly made of.
+func (b *batch) httpServer(name string) ptrace.Span {
+	s := b.plain(name)
+	a := s.Attributes()
+	a.PutStr("http.request.method", "GET")
+	a.PutInt("http.response.status_code", 200)
+	a.PutStr("url.path", "/items")
+	a.PutStr("server.address", "shop.internal")
+	a.PutStr("user_agent.original", "Mozilla/5.0")
+	a.PutStr("network.protocol.version", "1.1")
+	a.PutDouble("app.cart.total", 42.5)
+	return s
+}
+
 // project appends a retrieval span in the project's rag.* keys.
 func (b *batch) project(name, query, reference string, chunks ...string) ptrace.Span {
 	s := b.add(name, pcommon.TraceID{})

@@ -33,15 +33,7 @@ func benchTraffic() ptrace.Traces {
 			b.project(fmt.Sprintf("retrieve %d", i), "What is the capital of France?", "Paris", chunks...)
 			continue
 		}
-		s := b.plain(fmt.Sprintf("GET /items/%d", i))
-		a := s.Attributes()
-		a.PutStr("http.request.method", "GET")
-		a.PutInt("http.response.status_code", 200)
-		a.PutStr("url.path", "/items")
-		a.PutStr("server.address", "shop.internal")
-		a.PutStr("user_agent.original", "Mozilla/5.0")
-		a.PutStr("network.protocol.version", "1.1")
-		a.PutDouble("app.cart.total", 42.5)
+		b.httpServer(fmt.Sprintf("GET /items/%d", i))
 	}
 	return b.td
 }
