@@ -206,6 +206,11 @@ func criteriaSalt(be backend, criteria string) string {
 // to be called in the caller's goroutine with JudgeInline.
 func (e *Engine) Inline() bool { return e.be.inline() }
 
+// isBlank reports whether a chunk has no text: it keeps its rank and is not
+// relevant, decided without the judge, since a request would only pay to be
+// told so. Every path to the judge decides blank chunks this way.
+func isBlank(chunk string) bool { return strings.TrimSpace(chunk) == "" }
+
 // EmptyChunkReason is the reason of a chunk with no text, which is decided
 // not relevant without asking the judge.
 const EmptyChunkReason = "empty chunk: no text to judge"
@@ -274,15 +279,13 @@ func (e *Engine) prepare(req Request) *job {
 	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1}
 	n := 0
 	for _, c := range req.Chunks {
-		if strings.TrimSpace(c) != "" {
+		if !isBlank(c) {
 			n++
 		}
 	}
 	j.texts, j.idx = make([]string, 0, n), make([]int, 0, n)
 	for i, c := range req.Chunks {
-		if strings.TrimSpace(c) == "" {
-			// A chunk with no text keeps its rank and is not relevant; a
-			// request would only pay to be told so.
+		if isBlank(c) {
 			j.verdicts[i] = Verdict{Relevant: false, Reason: EmptyChunkReason}
 			continue
 		}
@@ -373,7 +376,7 @@ func (e *Engine) JudgeInline(req Request) (Result, error) {
 	texts, idx := req.Chunks, []int(nil)
 	for i, c := range req.Chunks {
 		cut := TruncateRunes(c, e.maxChunkChars)
-		blank := strings.TrimSpace(c) == ""
+		blank := isBlank(c)
 		if idx == nil && (blank || len(cut) != len(c)) {
 			texts, idx = make([]string, i, len(req.Chunks)), make([]int, i, len(req.Chunks))
 			copy(texts, req.Chunks[:i])
