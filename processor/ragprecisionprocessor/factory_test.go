@@ -18,6 +18,7 @@ import (
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/passbench"
 )
 
 func TestFactory(t *testing.T) {
@@ -306,65 +307,44 @@ func TestPassThroughDoesNotAllocate(t *testing.T) {
 }
 
 // BenchmarkPassThrough measures what the processor adds to spans that are
-// not retrieval spans, against a baseline that hands the same batch straight
-// to the next consumer. Report: go test -bench PassThrough -benchmem.
+// not retrieval spans: each batch is handed straight to the next consumer
+// (noop), walked with each of passbench's baselines (keys, walk, read), and
+// given to the processor, interleaved batch by batch. The worst case is
+// every span with a JSON traceloop.entity.output to look at; plain spans
+// have nothing any dialect watches. Report:
+//
+//	go test -run '^$' -bench PassThrough -benchmem ./processor/ragprecisionprocessor/
 func BenchmarkPassThrough(b *testing.B) {
-	const spansPerBatch = passThroughSpans
-	td := passThroughBatch(false)
-	report := func(b *testing.B) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
-	}
-	b.Run("baseline", func(b *testing.B) {
-		next := consumertest.NewNop()
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = next.ConsumeTraces(context.Background(), td)
+	walkAll := func(td ptrace.Traces, per func(ptrace.Span) int) func() {
+		return func() {
+			n := 0
+			forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) { n += per(s) })
+			passbench.Sink += n
 		}
-		report(b)
-	})
-	// walk touches every attribute of every span once: the least any
-	// processor that inspects spans pays. Each batch is walked, then
-	// given to the processor: the worst case, every span with a JSON
-	// traceloop.entity.output to look at, and plain spans, which no
-	// dialect watches.
+	}
 	for _, c := range []struct {
-		suffix string
-		td     ptrace.Traces
-	}{{"", td}, {", plain spans", plainBatch(false)}} {
-		b.Run("walk"+c.suffix, func(b *testing.B) {
+		name      string
+		td        ptrace.Traces
+		sampling  float64
+		spanCount int
+	}{
+		{"worst case", passThroughBatch(false), 100, passThroughSpans},
+		{"plain spans", plainBatch(false), 100, passThroughSpans},
+		// A tenth of the spans are retrieval spans that sampling leaves
+		// out: they are counted, and otherwise pass like the rest.
+		{"candidates not selected", passThroughBatch(true), 0, passThroughSpans},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := passThroughProcessor(b, c.sampling)
 			next := consumertest.NewNop()
+			ctx := context.Background()
 			b.ReportAllocs()
-			for b.Loop() {
-				n := 0
-				forEachSpan(c.td, func(_ pcommon.Resource, s ptrace.Span) {
-					for k := range s.Attributes().All() {
-						n += len(k)
-					}
-				})
-				_ = next.ConsumeTraces(context.Background(), c.td)
-			}
-			report(b)
-		})
-		b.Run("ragprecision"+c.suffix, func(b *testing.B) {
-			p := passThroughProcessor(b, 100)
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = p.ConsumeTraces(context.Background(), c.td)
-			}
-			report(b)
+			passbench.Interleaved(b, c.spanCount, []string{"noop", "keys", "walk", "read", "ragprecision"},
+				func() { _ = next.ConsumeTraces(ctx, c.td) },
+				walkAll(c.td, passbench.Keys), walkAll(c.td, passbench.Walk), walkAll(c.td, passbench.Read),
+				func() { _ = p.ConsumeTraces(ctx, c.td) })
 		})
 	}
-	// A tenth of the spans are retrieval spans that sampling leaves out:
-	// they are counted, and otherwise pass like the rest.
-	b.Run("ragprecision, candidates not selected", func(b *testing.B) {
-		p := passThroughProcessor(b, 0)
-		td := passThroughBatch(true)
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = p.ConsumeTraces(context.Background(), td)
-		}
-		report(b)
-	})
 }
 
 // In a batch where some spans are held, every other span — plain, or a

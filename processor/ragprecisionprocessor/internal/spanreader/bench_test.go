@@ -1,26 +1,23 @@
 package spanreader
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/passbench"
 )
 
 // The pass-through benchmarks measure what Recognise costs on spans that
-// are not retrievals, next to two baselines measured in the same loop, on
-// the same spans, interleaved batch by batch so that other processes on the
-// machine disturb all of them alike:
-//
-//   - noop: the loop over the spans, calling a function that does nothing;
-//   - walk: a bare walk over each span's attributes, touching every key and
-//     value type once — the least any processor that looks at spans pays.
-//
-// Each is timed by its fastest batch, and reported per span and as a
-// multiple of the walk (x-walk). Run:
+// are not retrievals, next to baselines measured in the same loop, on the
+// same spans, interleaved batch by batch so that other processes on the
+// machine disturb all of them alike (passbench): a call that does nothing,
+// and walks over each span's attribute keys (keys), keys and value types
+// (walk), and keys, value types and the bytes of string values (read).
+// Each is timed by its fastest batch, and reported per span and as
+// multiples of the baselines (recognise-x-walk and so on). Run:
 //
 //	go test -run XXX -bench 'PassThrough|Candidate' ./processor/ragprecisionprocessor/internal/spanreader/
 
@@ -92,46 +89,14 @@ func batchOf(span func() ptrace.Span) []ptrace.Span {
 	return spans
 }
 
-var sink int
-
-//go:noinline
-func noop(ptrace.Span) {}
-
-func walk(s ptrace.Span) {
-	n := 0
-	for k, v := range s.Attributes().All() {
-		n += len(k) + int(v.Type())
-	}
-	sink += n
-}
-
-// interleaved times each of fns over the batch in turn, every iteration,
-// and reports ns per span for each — from its fastest batch, the one least
-// disturbed by other processes — and each as a multiple of the one named
-// "walk".
-func interleaved(b *testing.B, spans []ptrace.Span, names []string, fns ...func(ptrace.Span)) {
-	fastest := make([]time.Duration, len(fns))
-	for i := range fastest {
-		fastest[i] = time.Hour
-	}
-	for b.Loop() {
-		for i, fn := range fns {
-			start := time.Now()
-			for _, s := range spans {
-				fn(s)
-			}
-			fastest[i] = min(fastest[i], time.Since(start))
+// recognise is Recognise as a batch function of passbench.
+func recognise(r *Reader) func(ptrace.Span) int {
+	return func(s ptrace.Span) int {
+		if _, ok := r.Recognise(s); ok {
+			return 1
 		}
+		return 0
 	}
-	perSpan := func(i int) float64 { return float64(fastest[i].Nanoseconds()) / float64(len(spans)) }
-	walkAt := slices.Index(names, "walk")
-	for i, n := range names {
-		b.ReportMetric(perSpan(i), n+"-ns/span")
-		if walkAt >= 0 && i != walkAt {
-			b.ReportMetric(perSpan(i)/perSpan(walkAt), n+"-x-walk")
-		}
-	}
-	b.ReportMetric(0, "ns/op") // the sum of the above over a batch: not meaningful
 }
 
 func BenchmarkPassThrough(b *testing.B) {
@@ -143,8 +108,10 @@ func BenchmarkPassThrough(b *testing.B) {
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			interleaved(b, spans, []string{"noop", "walk", "recognise"},
-				noop, walk, func(s ptrace.Span) { r.Recognise(s) })
+			passbench.Interleaved(b, len(spans), []string{"noop", "keys", "walk", "read", "recognise"},
+				passbench.ForSpans(spans, passbench.Noop), passbench.ForSpans(spans, passbench.Keys),
+				passbench.ForSpans(spans, passbench.Walk), passbench.ForSpans(spans, passbench.Read),
+				passbench.ForSpans(spans, recognise(r)))
 		})
 	}
 }
@@ -234,12 +201,14 @@ func BenchmarkCandidate(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			interleaved(b, spans, []string{"walk", "recognise", "read"}, walk,
-				func(s ptrace.Span) { r.Recognise(s) },
-				func(s ptrace.Span) {
+			passbench.Interleaved(b, len(spans), []string{"walk", "recognise", "recognise+read"},
+				passbench.ForSpans(spans, passbench.Walk),
+				passbench.ForSpans(spans, recognise(r)),
+				passbench.ForSpans(spans, func(s ptrace.Span) int {
 					d, _ := r.Recognise(s)
-					_, _ = r.Read(s, d)
-				})
+					ret, _ := r.Read(s, d)
+					return len(ret.Chunks)
+				}))
 		})
 	}
 }
