@@ -1,3 +1,5 @@
+//go:build !amd64 || purego
+
 package spanreader
 
 // withAVX2 runs f: there is no vector search to choose (on is false).
