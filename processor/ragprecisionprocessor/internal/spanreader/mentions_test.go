@@ -2,8 +2,10 @@ package spanreader
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mentionsTexts are texts mentionsDocuments searches, none of which
@@ -15,6 +17,7 @@ func mentionsTexts() map[string]string {
 		"json":               `{"outputs": {"answer": "` + prose + `"}, "kwargs": {"tags": ["seq:step:3"]}}`,
 		"langchain json":     `{"outputs": ` + langChainMessage + `, "kwargs": {"tags": ["seq:step:3"], "run_id": null}}`,
 		"short json":         `{"result": "ok", "items": [1, 2, 3]}`,
+		"task json":          `{"outputs": {"answer": "Paris."}, "kwargs": {"tags": []}}`,
 		"underscores":        strings.Repeat("_", 2048),
 		"page_conten":        strings.Repeat("page_conten", 186),
 		"anchors":            strings.Repeat("_gpc", 512),
@@ -31,8 +34,11 @@ func mentionsTexts() map[string]string {
 func TestMentionsDocumentsIsContains(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
-		if got, want := mentionsDocuments(s), strings.Contains(s, traceloopDocumentsKey); got != want {
-			t.Fatalf("mentionsDocuments(%.80q… (%d bytes)) = %v, want %v", s, len(s), got, want)
+		want := strings.Contains(s, traceloopDocumentsKey)
+		for _, m := range mentionsImpls {
+			if got := m.f(s); got != want {
+				t.Fatalf("%s(%.80q… (%d bytes)) = %v, want %v", m.name, s, len(s), got, want)
+			}
 		}
 	}
 	for name, text := range mentionsTexts() {
@@ -71,14 +77,79 @@ func TestMentionsDocumentsIsContains(t *testing.T) {
 	}
 }
 
+// mentionsImpls are the searches mentionsDocuments chooses from, each run
+// explicitly whatever the machine: the pure-Go search, which other
+// architectures run, and the vector search where there is one
+// (mentions_amd64_test.go adds it).
+var mentionsImpls = []mentionsImpl{{"go", false}}
+
+type mentionsImpl struct {
+	name string
+	avx2 bool
+}
+
+// f is mentionsDocuments with this search.
+func (m mentionsImpl) f(s string) (found bool) {
+	withAVX2(m.avx2, func() { found = mentionsDocuments(s) })
+	return found
+}
+
+// Every implementation is strings.Contains for every length up to 200, on
+// texts of one filler each: page_content at every place, cut at every
+// place of the end, and with each of its bytes changed.
+func TestMentionsDocumentsEveryPlace(t *testing.T) {
+	fillers := []string{"x", "_", "_c", "page_conten", "age_content", `"a_b": "c", `, prose}
+	b := make([]byte, 0, 256)
+	check := func(b []byte) {
+		t.Helper()
+		s := string(b)
+		want := strings.Contains(s, traceloopDocumentsKey)
+		for _, m := range mentionsImpls {
+			if got := m.f(s); got != want {
+				t.Fatalf("%s(%q) = %v, want %v", m.name, s, got, want)
+			}
+		}
+	}
+	const key = traceloopDocumentsKey
+	for _, filler := range fillers {
+		for n := 0; n <= 200; n++ {
+			b = b[:0]
+			for len(b) < n {
+				b = append(b, filler...)
+			}
+			b = b[:n]
+			base := string(b)
+			check(b)
+			for at := 0; at+len(key) <= n; at++ {
+				copy(b[at:], key)
+				check(b)
+				for k := range len(key) {
+					b[at+k] ^= 0x20 // 'p' to 'P', '_' to DEL: a near miss
+					check(b)
+					b[at+k] ^= 0x20
+				}
+				copy(b, base)
+			}
+			for k := 1; k < len(key) && k <= n; k++ {
+				copy(b[n-k:], key[:k]) // a prefix cut by the end
+				check(b)
+				copy(b, base)
+			}
+		}
+	}
+}
+
 func FuzzMentionsDocuments(f *testing.F) {
 	for _, text := range mentionsTexts() {
 		f.Add(text[:min(len(text), 300)])
 	}
 	f.Add("page_content")
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := mentionsDocuments(s), strings.Contains(s, traceloopDocumentsKey); got != want {
-			t.Fatalf("mentionsDocuments(%q) = %v, want %v", s, got, want)
+		want := strings.Contains(s, traceloopDocumentsKey)
+		for _, m := range mentionsImpls {
+			if got := m.f(s); got != want {
+				t.Fatalf("%s(%q) = %v, want %v", m.name, s, got, want)
+			}
 		}
 	})
 }
@@ -108,5 +179,72 @@ func BenchmarkMentionsDocuments(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMentionsDocumentsImpls times each of mentionsImpls on the same
+// texts in the same loop, in turn, and reports ns per call for each, from
+// its fastest batch (the one least disturbed by other processes), and each
+// as a multiple of the first (the pure-Go search): long texts of prose, JSON and
+// underscores, and short ones, around the length the vector search needs.
+// A batch is a call on each of 100 copies of the text, as the processor
+// searches the outputs of 100 spans: 2 KB texts are read from L2, not L1.
+// Run:
+//
+//	go test -run XXX -bench MentionsDocumentsImpls -count 5 ./processor/ragprecisionprocessor/internal/spanreader/
+func BenchmarkMentionsDocumentsImpls(b *testing.B) {
+	texts := mentionsTexts()
+	short := texts["langchain json"]
+	cases := []struct{ name, text string }{
+		{"prose", texts["prose"]},
+		{"json", texts["json"]},
+		{"langchain json", texts["langchain json"]},
+		{"underscores", texts["underscores"]},
+		{"snake_case", texts["snake_case"]},
+		{"short json", texts["short json"]},
+		{"task json", texts["task json"]},
+	}
+	for _, n := range []int{16, 43, 48, 63, 100, 200} {
+		cases = append(cases, struct{ name, text string }{"langchain json " + strconv.Itoa(n), short[len(short)-n:]})
+	}
+	const batch = 100
+	for _, c := range cases {
+		if strings.Contains(c.text, traceloopDocumentsKey) {
+			b.Fatalf("%s: found", c.name)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			fastest := make([]time.Duration, len(mentionsImpls))
+			for i := range fastest {
+				fastest[i] = time.Hour
+			}
+			found := false
+			copies := make([]string, batch)
+			for i := range copies {
+				copies[i] = strings.Clone(c.text)
+			}
+			for b.Loop() {
+				for i, m := range mentionsImpls {
+					withAVX2(m.avx2, func() {
+						start := time.Now()
+						for _, text := range copies {
+							found = found || mentionsDocuments(text)
+						}
+						fastest[i] = min(fastest[i], time.Since(start))
+					})
+				}
+			}
+			if found {
+				b.Fatal("found")
+			}
+			perCall := func(i int) float64 { return float64(fastest[i].Nanoseconds()) / batch }
+			for i, m := range mentionsImpls {
+				b.ReportMetric(perCall(i), m.name+"-ns/call")
+				b.ReportMetric(float64(len(c.text))/perCall(i), m.name+"-B/ns")
+				if i > 0 {
+					b.ReportMetric(perCall(i)/perCall(0), m.name+"-x-"+mentionsImpls[0].name)
+				}
+			}
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }

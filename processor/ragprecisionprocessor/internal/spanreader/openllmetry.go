@@ -178,7 +178,13 @@ func (r *Reader) holdsDocuments(s string) bool {
 }
 
 // mentionsDocuments reports whether s contains "page_content", exactly as
-// strings.Contains would. It jumps from one anchor byte of page_content to
+// strings.Contains would (whose strings.Index, bytealg.IndexString, looks
+// at one place a step on texts this long, and is several times slower).
+// Where the CPU allows, texts of avx2MinLen bytes or more (one block of
+// the vector search) are searched 32 places at once (mentionsDocumentsAVX2:
+// on amd64, see mentions_amd64.go), as fast as strings.IndexByte reads
+// prose, JSON of prose or LangChain's JSON. Otherwise, and on shorter
+// texts, the search jumps from one anchor byte of page_content to
 // the next with strings.IndexByte, a vector instruction that reads tens of
 // bytes a cycle, and compares the twelve bytes around each with two 8-byte
 // loads. Each jump costs a call, so the anchor is a byte rare in the text:
@@ -192,6 +198,9 @@ func (r *Reader) holdsDocuments(s string) bool {
 // each step finds the first place at or after i where page_content could
 // start, and no match can start before it.
 func mentionsDocuments(s string) bool {
+	if useAVX2 && len(s) >= avx2MinLen {
+		return mentionsDocumentsAVX2(s)
+	}
 	const n = len(traceloopDocumentsKey)
 	a, dense, switches := 0, 0, 0
 	for i := 0; i+n <= len(s); {
