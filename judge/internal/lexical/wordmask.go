@@ -80,7 +80,9 @@ func (m *wordMask) build(s string) (nonASCII bool) {
 		w := moveMask(w0) | moveMask(w1)<<8 | moveMask(w2)<<16 | moveMask(w3)<<24 |
 			moveMask(w4)<<32 | moveMask(w5)<<40 | moveMask(w6)<<48 | moveMask(w7)<<56
 		if d0|d1|d2|d3|d4|d5|d6|d7 != 0 {
-			w = joinNumbers(s, at, w)
+			d := moveMask(d0) | moveMask(d1)<<8 | moveMask(d2)<<16 | moveMask(d3)<<24 |
+				moveMask(d4)<<32 | moveMask(d5)<<40 | moveMask(d6)<<48 | moveMask(d7)<<56
+			w = joinNumbers(s, at, w, d)
 		}
 		words[k], highs[k] = w, h&high
 		hi |= h
@@ -88,16 +90,16 @@ func (m *wordMask) build(s string) (nonASCII bool) {
 	}
 	// The last block, shorter than 64 bytes: zero bytes past the end are
 	// not word bytes.
-	var w, h, digits uint64
+	var w, h, d uint64
 	for g := 0; at+g < n; g += 8 {
 		x := loadBlock8(s, at+g)
 		h |= x
 		wg, dg := wordHighBits(x)
 		w |= moveMask(wg) << g
-		digits |= dg
+		d |= moveMask(dg) << g
 	}
-	if digits != 0 {
-		w = joinNumbers(s, at, w)
+	if d != 0 {
+		w = joinNumbers(s, at, w, d)
 	}
 	words[blocks-1], highs[blocks-1] = w, h&high
 	hi |= h
@@ -135,14 +137,9 @@ func (m *wordMask) build(s string) (nonASCII bool) {
 // joinNumbers returns w, the word bytes of the block of s from at, with the
 // '.' and ',' between two ASCII digits set too: the scanner then finds a
 // number such as "3,677" as one run, as wordReader.next reads it, and needs
-// no test of the bytes around each word. The block has a digit; most
-// blocks of prose have none and are not looked at again.
-func joinNumbers(s string, at int, w uint64) uint64 {
-	var d uint64 // the block's digits, one bit per byte
-	for g := 0; g < 64 && at+g < len(s); g += 8 {
-		_, dg := wordHighBits(loadBlock8(s, at+g))
-		d |= moveMask(dg) << g
-	}
+// no test of the bytes around each word. d is the block's digits, one bit
+// per byte; it is called only for a block that has some.
+func joinNumbers(s string, at int, w, d uint64) uint64 {
 	// The digits either side of the block.
 	before, after := uint64(0), uint64(0)
 	if at > 0 && isDigit(s[at-1]) {
