@@ -63,6 +63,7 @@ type prepareBuffers struct {
 	nameEnds         []int    // where each name's terms end in Prepared.terms
 	quotedEnds       []int    // where each name ends in Prepared.quoted
 	words            []string // the words of the name being read
+	termOf           []int32  // the term of each of the query's content words
 }
 
 var prepareBufferPool = sync.Pool{New: func() any { return new(prepareBuffers) }}
@@ -117,20 +118,27 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 		// The table's words are the tokens' words and stems.
 		r.table.keys = make([]byte, 0, len(b.query.lower)+len(b.reference.lower))
 	}
-	add := func(z *tokenizer) {
+	// termOf, when not nil, gets each content word's term, for readNames
+	// not to look the query's up again.
+	add := func(z *tokenizer, termOf []int32) {
 		for i := range z.toks {
 			if t := &z.toks[i]; !t.stop {
 				st := z.stem(t)
-				if s := r.table.insert(hashWord(st), st); s.term < 0 {
+				s := r.table.insert(hashWord(st), st)
+				if s.term < 0 {
 					s.term = int32(r.nTerms)
 					r.nTerms++
+				}
+				if termOf != nil {
+					termOf[i] = s.term
 				}
 			}
 		}
 	}
-	add(&b.query)
+	b.termOf = resize(b.termOf, len(qt))
+	add(&b.query, b.termOf)
 	r.nQuery = r.nTerms
-	add(&b.reference)
+	add(&b.reference, nil)
 	r.readNames(query, &b.query, b)
 
 	// Only a reference with terms the query lacks is looked for as a
@@ -181,22 +189,14 @@ func (r *Prepared) pooled() bool {
 	return len(r.table.slots) <= maxPooledTable && cap(r.quoted) <= maxPooledWords && cap(r.table.keys) <= maxPooledWords
 }
 
-// term returns the index of the term with stem st, or -1.
-func (r *Prepared) term(st []byte) int32 {
-	if s := r.table.findBytes(hashWord(st), st); s != nil {
-		return s.term
-	}
-	return -1
-}
-
 // readNames finds the names in the query: runs of capitalised words, with
 // lower-case function words allowed inside ("Kiss and Tell", "Band of
 // Skulls"), except "and" and "or", which more often join two names ("Annie
 // Morton or Terry Richardson"). Runs stop at punctuation. The query's
-// tokens are z's, read from query. It sets r.names
-// to as many names, with neither terms nor text, and leaves their terms in
-// r.terms and their quoted texts in r.quoted, where they end in b.nameEnds
-// and b.quotedEnds.
+// tokens are z's, read from query, and b.termOf holds their terms. It sets
+// r.names to as many names, with neither terms nor text, and leaves their
+// terms in r.terms and their quoted texts in r.quoted, where they end in
+// b.nameEnds and b.quotedEnds.
 func (r *Prepared) readNames(query string, z *tokenizer, b *prepareBuffers) {
 	qt := z.toks
 	r.terms, b.nameEnds, b.quotedEnds, b.words = r.terms[:0], b.nameEnds[:0], b.quotedEnds[:0], b.words[:0]
@@ -217,7 +217,7 @@ func (r *Prepared) readNames(query string, z *tokenizer, b *prepareBuffers) {
 		}
 		switch {
 		case t.upper && !t.stop:
-			r.terms = append(r.terms, r.term(z.stem(t)))
+			r.terms = append(r.terms, b.termOf[i])
 			b.words = append(b.words, t.rawIn(query))
 		case len(r.terms) > nameStart && t.stop && !t.upper && string(z.word(t)) != "and" && string(z.word(t)) != "or" &&
 			i+1 < len(qt) && qt[i+1].upper && !qt[i+1].brk:
