@@ -77,9 +77,10 @@
 // and the reference's words, and only they and the chunk's first words
 // among the stop words: a name's words may have stop words between them,
 // and the few words between two of its terms are read again to know. Judging
-// a retrieval allocates its verdicts, one string for all its reasons, and
-// the lower-cased words of the query and the reference; the rest of their
-// analysis is recycled (a Prepared, made to be kept, allocates its own).
+// a retrieval allocates its verdicts and one string for all its reasons; the
+// analysis of the query and the reference is recycled (a Prepared, made to
+// be kept, allocates its own), and holds their words as places in byte
+// buffers rather than as strings.
 package lexical
 
 const (

@@ -20,7 +20,7 @@ func prefixBit(p uint64) uint64 {
 }
 
 // add adds the prefix of key, and of the word key is the "ies" stem of.
-func (f *prefixFilter) add(key string) {
+func (f *prefixFilter) add(key []byte) {
 	f.addPrefix(prefixOf(key))
 	if n := len(key); n > 0 && key[n-1] == 'y' && n < 4 {
 		// Only the first three bytes of key[:n-1] + "ies" matter.

@@ -63,6 +63,7 @@ type prepareBuffers struct {
 	nameEnds         []int    // where each name's terms end in Prepared.terms
 	quotedEnds       []int    // where each name ends in Prepared.quoted
 	words            []string // the words of the name being read
+	termOf           []int32  // the term of each of the query's content words
 }
 
 var prepareBufferPool = sync.Pool{New: func() any { return new(prepareBuffers) }}
@@ -114,22 +115,31 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 		// Only the first MaxQueryRunes runes of each are read.
 		const maxRead = MaxQueryRunes * utf8.UTFMax
 		r.quoted = make([]byte, 0, min(len(query), maxRead)+min(len(reference), maxRead)+2*maxNames+2)
+		// The table's words are the tokens' words and stems.
+		r.table.keys = make([]byte, 0, len(b.query.lower)+len(b.reference.lower))
 	}
-	add := func(toks []token) {
-		for _, t := range toks {
-			if t.stop {
-				continue
-			}
-			if s := r.table.insert(hashWord(t.stem), t.stem); s.term < 0 {
-				s.term = int32(r.nTerms)
-				r.nTerms++
+	// termOf, when not nil, gets each content word's term, for readNames
+	// not to look the query's up again.
+	add := func(z *tokenizer, termOf []int32) {
+		for i := range z.toks {
+			if t := &z.toks[i]; !t.stop {
+				st := z.stem(t)
+				s := r.table.insert(hashWord(st), st)
+				if s.term < 0 {
+					s.term = int32(r.nTerms)
+					r.nTerms++
+				}
+				if termOf != nil {
+					termOf[i] = s.term
+				}
 			}
 		}
 	}
-	add(qt)
+	b.termOf = resize(b.termOf, len(qt))
+	add(&b.query, b.termOf)
 	r.nQuery = r.nTerms
-	add(rt)
-	r.readNames(qt, b)
+	add(&b.reference, nil)
+	r.readNames(query, &b.query, b)
 
 	// Only a reference with terms the query lacks is looked for as a
 	// phrase: "yes", or one of the names a comparison question offers,
@@ -147,8 +157,9 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 		}
 		if hi-lo <= maxPhraseWords {
 			distinct := int32(0)
-			for _, t := range rt[lo:hi] {
-				s := r.table.insert(hashWord(t.word), t.word)
+			for i := range rt[lo:hi] {
+				w := b.reference.word(&rt[lo+i])
+				s := r.table.insert(hashWord(w), w)
 				if s.phrase < 0 {
 					s.phrase = distinct
 					distinct++
@@ -160,8 +171,8 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 		r.quoted = appendQuoteFields(r.quoted, reference)
 	}
 	for i := range r.table.slots {
-		if key := r.table.slots[i].key; key != "" {
-			r.filter.add(key)
+		if s := &r.table.slots[i]; s.n > 0 {
+			r.filter.add(r.table.key(s))
 		}
 	}
 
@@ -175,25 +186,19 @@ func (p Params) prepare(r *Prepared, query, reference string) {
 
 // pooled reports whether r is small enough to be kept in preparedPool.
 func (r *Prepared) pooled() bool {
-	return len(r.table.slots) <= maxPooledTable && cap(r.quoted) <= maxPooledWords
-}
-
-// term returns the index of the term with stem st, or -1.
-func (r *Prepared) term(st string) int32 {
-	if s := r.table.find(hashWord(st), st); s != nil {
-		return s.term
-	}
-	return -1
+	return len(r.table.slots) <= maxPooledTable && cap(r.quoted) <= maxPooledWords && cap(r.table.keys) <= maxPooledWords
 }
 
 // readNames finds the names in the query: runs of capitalised words, with
 // lower-case function words allowed inside ("Kiss and Tell", "Band of
 // Skulls"), except "and" and "or", which more often join two names ("Annie
-// Morton or Terry Richardson"). Runs stop at punctuation. It sets r.names
-// to as many names, with neither terms nor text, and leaves their terms in
-// r.terms and their quoted texts in r.quoted, where they end in b.nameEnds
-// and b.quotedEnds.
-func (r *Prepared) readNames(qt []token, b *prepareBuffers) {
+// Morton or Terry Richardson"). Runs stop at punctuation. The query's
+// tokens are z's, read from query, and b.termOf holds their terms. It sets
+// r.names to as many names, with neither terms nor text, and leaves their
+// terms in r.terms and their quoted texts in r.quoted, where they end in
+// b.nameEnds and b.quotedEnds.
+func (r *Prepared) readNames(query string, z *tokenizer, b *prepareBuffers) {
+	qt := z.toks
 	r.terms, b.nameEnds, b.quotedEnds, b.words = r.terms[:0], b.nameEnds[:0], b.quotedEnds[:0], b.words[:0]
 	nameStart := 0
 	flush := func() {
@@ -205,17 +210,18 @@ func (r *Prepared) readNames(qt []token, b *prepareBuffers) {
 		}
 		r.terms, b.words = r.terms[:nameStart], b.words[:0]
 	}
-	for i, t := range qt {
+	for i := range qt {
+		t := &qt[i]
 		if t.brk || len(r.terms)-nameStart == maxNameWords {
 			flush()
 		}
 		switch {
 		case t.upper && !t.stop:
-			r.terms = append(r.terms, r.term(t.stem))
-			b.words = append(b.words, t.raw)
-		case len(r.terms) > nameStart && t.stop && !t.upper && t.word != "and" && t.word != "or" &&
+			r.terms = append(r.terms, b.termOf[i])
+			b.words = append(b.words, t.rawIn(query))
+		case len(r.terms) > nameStart && t.stop && !t.upper && string(z.word(t)) != "and" && string(z.word(t)) != "or" &&
 			i+1 < len(qt) && qt[i+1].upper && !qt[i+1].brk:
-			b.words = append(b.words, t.raw)
+			b.words = append(b.words, t.rawIn(query))
 		default:
 			flush()
 		}

@@ -102,9 +102,6 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 		carry = w >> 63
 		for ; starts != 0; starts &= starts - 1 {
 			start := k<<6 + bits.TrailingZeros64(starts)
-			if start >= 2 && (s[start-1] == '.' || s[start-1] == ',') && isDigit(s[start-2]) && isDigit(s[start]) {
-				continue // inside a number: "3,677"
-			}
 			x0 := loadBlock8(s, start)
 			if !counting {
 				// Most words are told apart from the table's by the
@@ -118,17 +115,13 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 				p := x0 & (1<<(8*n3) - 1)
 				const high3 = 0x808080
 				const lower3 = 0x202020
-				if p&high3 == 0 && (n3 == 3 || start+n3 >= len(s) || s[start+n3] != '.' && s[start+n3] != ',') && !r.filter.has(p|lower3&(1<<(8*n3)-1)) {
+				if p&high3 == 0 && !r.filter.has(p|lower3&(1<<(8*n3)-1)) {
 					nWords++
 					continue
 				}
 			}
-			// The word is read in full: where it ends, past the '.' or ','
-			// between two digits of a number.
+			// The word is read in full: where it ends.
 			end := nextClear(wm, start)
-			for end < len(s) && (s[end] == '.' || s[end] == ',') && betweenDigits(s, end) {
-				end = nextClear(wm, end+1)
-			}
 			ascii := !nonASCII || buf.mask.high[start>>6]|buf.mask.high[(end-1)>>6] == 0 && end-start <= 64 || !anySet(buf.mask.high, start, end)
 			brk := false
 			if nLead < len(lead) {

@@ -17,14 +17,17 @@ import (
 // looks each word up as it goes and keeps nothing. Both walk the text with a
 // wordReader, so that they cannot disagree on where words are.
 
-// token is one word of the query or the reference.
+// token is one word of the query or the reference. It holds no pointer,
+// only where its texts are, so that tokenizing into a recycled tokenizer
+// allocates no strings and writes nothing the garbage collector watches.
 type token struct {
-	// raw is the word as written, for quoting in reasons.
-	raw string
-	// word is the lower-cased form, used for phrase containment.
-	word string
-	// stem is word after light stemming, used for term matching.
-	stem string
+	// raw is where the word is in the text, as written, for quoting in
+	// reasons.
+	raw span
+	// word is the lower-cased form, used for phrase containment, and stem
+	// is word after light stemming, used for term matching; both are in the
+	// tokenizer's lower buffer.
+	word, stem span
 	// upper is true when the word starts with an upper-case letter or a
 	// digit: the cue for names, titles and dates.
 	upper bool
@@ -38,24 +41,31 @@ type token struct {
 	brk bool
 }
 
+// span is where a token's text is: s[start:end] of a text or a buffer.
+type span struct{ start, end int }
+
+// rawIn is the token as written in s, the text it was read from.
+func (t *token) rawIn(s string) string { return s[t.raw.start:t.raw.end] }
+
 // tokenizer holds tokenize's buffers, for a caller to reuse.
 type tokenizer struct {
 	toks  []token
-	spans []wordSpan
-	lower []byte
+	lower []byte // every token's word, and the stems that are not a prefix of it
 }
 
-// wordSpan locates a token's word and stem in the lower-case buffer, which
-// may move while it grows.
-type wordSpan struct{ word, stem [2]int }
+// word is the token's lower-cased word.
+func (z *tokenizer) word(t *token) []byte { return z.lower[t.word.start:t.word.end] }
+
+// stem is the token's stem.
+func (z *tokenizer) stem(t *token) []byte { return z.lower[t.stem.start:t.stem.end] }
 
 // tokenize splits s into tokens. Only the first maxRunes runes of s are
 // read, which bounds the work spent on a huge text. The tokens live in z's
-// buffers and are valid until the next call. The lower-cased words and
-// stems of all tokens share one allocation.
+// buffers and are valid until the next call; their texts are in s and in
+// z.lower.
 func (z *tokenizer) tokenize(s string, maxRunes int) []token {
 	s = cut(s, maxRunes)
-	toks, spans, lower := z.toks[:0], z.spans[:0], z.lower[:0]
+	toks, lower := z.toks[:0], z.lower[:0]
 	w := wordReader{s: s}
 	for {
 		start, end, brk, ascii := w.next()
@@ -66,30 +76,25 @@ func (z *tokenizer) tokenize(s string, maxRunes int) []token {
 		at := len(lower)
 		lower = appendLower(lower, raw, ascii)
 		word := lower[at:]
-		sp := wordSpan{word: [2]int{at, len(lower)}}
+		b0, b1 := wordBlocks(word)
+		t := token{
+			raw:   span{start, end},
+			word:  span{at, len(lower)},
+			upper: startsUpper(raw, ascii),
+			stop:  isStopBlock(b0, b1, len(word)),
+			brk:   brk,
+		}
 		switch k, y := stemLen(word); {
 		case y:
 			lower = append(lower, word[:k]...)
 			lower = append(lower, 'y')
-			sp.stem = [2]int{len(lower) - k - 1, len(lower)}
+			t.stem = span{len(lower) - k - 1, len(lower)}
 		default:
-			sp.stem = [2]int{at, at + k}
+			t.stem = span{at, at + k}
 		}
-		b0, b1 := wordBlocks(word)
-		toks = append(toks, token{
-			raw:   raw,
-			upper: startsUpper(raw, ascii),
-			stop:  isStopBlock(b0, b1, len(word)),
-			brk:   brk,
-		})
-		spans = append(spans, sp)
+		toks = append(toks, t)
 	}
-	all := string(lower)
-	for i, sp := range spans {
-		toks[i].word = all[sp.word[0]:sp.word[1]]
-		toks[i].stem = all[sp.stem[0]:sp.stem[1]]
-	}
-	z.toks, z.spans, z.lower = toks, spans, lower
+	z.toks, z.lower = toks, lower
 	return toks
 }
 

@@ -8,11 +8,24 @@ import (
 	"unicode"
 )
 
+// testToken is a token with its texts as strings.
+type testToken struct {
+	raw, word, stem  string
+	upper, stop, brk bool
+}
+
 // tokenize is tokenizer.tokenize with fresh buffers, the tokens appended to
-// dst[:0].
-func tokenize(dst []token, s string, maxRunes int) []token {
-	z := tokenizer{toks: dst}
-	return z.tokenize(s, maxRunes)
+// dst[:0] with their texts.
+func tokenize(dst []testToken, s string, maxRunes int) []testToken {
+	var z tokenizer
+	dst = dst[:0]
+	for _, t := range z.tokenize(s, maxRunes) {
+		dst = append(dst, testToken{
+			raw: t.rawIn(s), word: string(z.word(&t)), stem: string(z.stem(&t)),
+			upper: t.upper, stop: t.stop, brk: t.brk,
+		})
+	}
+	return dst
 }
 
 // stem is the stem stemLen describes, as a string.
@@ -27,7 +40,7 @@ func stem(w string) string {
 // IsStopWord is isStopWord for a string.
 func IsStopWord(w string) bool { return isStopWord([]byte(w), hashWord(w)) }
 
-func words(toks []token) []string {
+func words(toks []testToken) []string {
 	out := make([]string, len(toks))
 	for i, t := range toks {
 		out[i] = t.word

@@ -7,18 +7,19 @@ import (
 )
 
 // wordMask is a chunk's words as one bit per byte: bit j of words[k] is set
-// when byte 64k+j is an ASCII letter or digit, or a byte of a non-ASCII
-// letter, digit or mark (isWordRune). A word is then a run of set bits, or
-// several joined by a '.' or ',' between two digits ("3,677"), which the
-// scanner sees at the start of the next run. The words' starts are found
-// with counts of trailing zeros instead of reading the text byte by byte,
-// and none waits on where the word before it ended. high holds the bytes
-// above 0x7f the same way when the chunk has any; otherwise it only tells
-// that no block does.
+// when byte 64k+j is an ASCII letter or digit, a byte of a non-ASCII
+// letter, digit or mark (isWordRune), or a '.' or ',' between two ASCII
+// digits, which wordReader.next keeps inside a word ("3,677"). A word is then
+// a run of set bits. The words' starts are found with counts of trailing
+// zeros instead of reading the text byte by byte, and none waits on where
+// the word before it ended. high holds the bytes above 0x7f the same way
+// when the chunk has any; otherwise it only tells that no block does.
 //
 // The mask is built eight bytes at a time, without a branch per byte, as
-// asciiWordBytes8 tells word bytes. Non-ASCII runes, rare in most chunks,
-// are decoded one by one afterwards, where wordReader.next decodes them.
+// asciiWordBytes8 tells word bytes. The '.' and ',' inside numbers are
+// looked for only in the blocks that have a digit, and non-ASCII runes,
+// rare in most chunks, are decoded one by one afterwards, where
+// wordReader.next decodes them.
 type wordMask struct {
 	words, high []uint64
 }
@@ -30,15 +31,16 @@ func moveMask(x uint64) uint64 {
 }
 
 // wordHighBits returns the block x with the high bit of each byte set when
-// the byte is an ASCII letter or digit, as asciiWordBytes8 tells them.
-func wordHighBits(x uint64) uint64 {
+// the byte is an ASCII letter or digit, as asciiWordBytes8 tells them, and
+// the same for the ASCII digits alone.
+func wordHighBits(x uint64) (word, digit uint64) {
 	const ones = 0x0101010101010101
 	const high = ones * 0x80
 	v := x &^ high
 	folded := v | ones*0x20
 	letter := (folded + ones*(0x80-'a')) &^ (folded + ones*(0x7f-'z'))
-	digit := (v + ones*(0x80-'0')) &^ (v + ones*(0x7f-'9'))
-	return (letter | digit) &^ x & high
+	digit = (v + ones*(0x80-'0')) &^ (v + ones*(0x7f-'9')) &^ x & high
+	return (letter &^ x & high) | digit, digit
 }
 
 // build sets m to the words of s, and reports whether s has a byte above
@@ -67,21 +69,37 @@ func (m *wordMask) build(s string) (nonASCII bool) {
 		x6 := binary.LittleEndian.Uint64([]byte(b[48:56]))
 		x7 := binary.LittleEndian.Uint64([]byte(b[56:64]))
 		h := x0 | x1 | x2 | x3 | x4 | x5 | x6 | x7
-		w := moveMask(wordHighBits(x0)) | moveMask(wordHighBits(x1))<<8 |
-			moveMask(wordHighBits(x2))<<16 | moveMask(wordHighBits(x3))<<24 |
-			moveMask(wordHighBits(x4))<<32 | moveMask(wordHighBits(x5))<<40 |
-			moveMask(wordHighBits(x6))<<48 | moveMask(wordHighBits(x7))<<56
+		w0, d0 := wordHighBits(x0)
+		w1, d1 := wordHighBits(x1)
+		w2, d2 := wordHighBits(x2)
+		w3, d3 := wordHighBits(x3)
+		w4, d4 := wordHighBits(x4)
+		w5, d5 := wordHighBits(x5)
+		w6, d6 := wordHighBits(x6)
+		w7, d7 := wordHighBits(x7)
+		w := moveMask(w0) | moveMask(w1)<<8 | moveMask(w2)<<16 | moveMask(w3)<<24 |
+			moveMask(w4)<<32 | moveMask(w5)<<40 | moveMask(w6)<<48 | moveMask(w7)<<56
+		if d0|d1|d2|d3|d4|d5|d6|d7 != 0 {
+			d := moveMask(d0) | moveMask(d1)<<8 | moveMask(d2)<<16 | moveMask(d3)<<24 |
+				moveMask(d4)<<32 | moveMask(d5)<<40 | moveMask(d6)<<48 | moveMask(d7)<<56
+			w = joinNumbers(s, at, w, d)
+		}
 		words[k], highs[k] = w, h&high
 		hi |= h
 		at += 64
 	}
 	// The last block, shorter than 64 bytes: zero bytes past the end are
 	// not word bytes.
-	var w, h uint64
+	var w, h, d uint64
 	for g := 0; at+g < n; g += 8 {
 		x := loadBlock8(s, at+g)
 		h |= x
-		w |= moveMask(wordHighBits(x)) << g
+		wg, dg := wordHighBits(x)
+		w |= moveMask(wg) << g
+		d |= moveMask(dg) << g
+	}
+	if d != 0 {
+		w = joinNumbers(s, at, w, d)
 	}
 	words[blocks-1], highs[blocks-1] = w, h&high
 	hi |= h
@@ -114,6 +132,30 @@ func (m *wordMask) build(s string) (nonASCII bool) {
 		i += size
 	}
 	return true
+}
+
+// joinNumbers returns w, the word bytes of the block of s from at, with the
+// '.' and ',' between two ASCII digits set too: the scanner then finds a
+// number such as "3,677" as one run, as wordReader.next reads it, and needs
+// no test of the bytes around each word. d is the block's digits, one bit
+// per byte; it is called only for a block that has some.
+func joinNumbers(s string, at int, w, d uint64) uint64 {
+	// The digits either side of the block.
+	before, after := uint64(0), uint64(0)
+	if at > 0 && isDigit(s[at-1]) {
+		before = 1
+	}
+	if at+64 < len(s) && isDigit(s[at+64]) {
+		after = 1 << 63
+	}
+	// Bytes that are not word bytes and have a digit on each side.
+	for c := ^w & (d<<1 | before) & (d>>1 | after); c != 0; c &= c - 1 {
+		g := bits.TrailingZeros64(c)
+		if b := s[at+g]; b == '.' || b == ',' {
+			w |= 1 << g
+		}
+	}
+	return w
 }
 
 // nextSet returns the position of the first bit set in m from bit i on,

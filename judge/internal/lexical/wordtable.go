@@ -11,14 +11,18 @@ package lexical
 // use.
 type wordTable struct {
 	slots []wordSlot
-	mask  uint64
+	// keys holds the words, one after the other: the slots hold no
+	// pointer, so that emptying and filling a recycled table neither
+	// allocates nor writes anything the garbage collector watches.
+	keys []byte
+	mask uint64
 }
 
-// wordSlot is one entry; a slot with an empty key is free (no word is
-// empty).
+// wordSlot is one entry: its word is keys[at : at+n]. A slot with an empty
+// word is free (no word is empty).
 type wordSlot struct {
-	hash uint64
-	key  string
+	hash  uint64
+	at, n int32
 	// term is the index of the term whose stem is key, or -1.
 	term int32
 	// phrase is the position in the reference phrase's distinct words of the
@@ -40,30 +44,21 @@ func (t *wordTable) reset(n int) {
 	} else {
 		t.slots = make([]wordSlot, size)
 	}
+	t.keys = t.keys[:0]
 	t.mask = uint64(size - 1)
 }
 
-// find returns the slot of word w, whose hash is hash, or nil.
-func (t *wordTable) find(hash uint64, w string) *wordSlot {
-	for i := hash & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		if s.key == "" {
-			return nil
-		}
-		if s.hash == hash && s.key == w {
-			return s
-		}
-	}
-}
+// key is the word of the slot s.
+func (t *wordTable) key(s *wordSlot) []byte { return t.keys[s.at : s.at+s.n] }
 
-// findBytes is find for a word held as bytes, without converting it.
+// findBytes returns the slot of word w, whose hash is hash, or nil.
 func (t *wordTable) findBytes(hash uint64, w []byte) *wordSlot {
 	for i := hash & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
-		if s.key == "" {
+		if s.n == 0 {
 			return nil
 		}
-		if s.hash == hash && s.key == string(w) {
+		if s.hash == hash && string(t.key(s)) == string(w) {
 			return s
 		}
 	}
@@ -71,14 +66,15 @@ func (t *wordTable) findBytes(hash uint64, w []byte) *wordSlot {
 
 // insert returns the slot of w, adding it (with no term and no phrase
 // position) if absent. The table must have been made for enough words.
-func (t *wordTable) insert(hash uint64, w string) *wordSlot {
+func (t *wordTable) insert(hash uint64, w []byte) *wordSlot {
 	for i := hash & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
-		if s.key == "" {
-			*s = wordSlot{hash: hash, key: w, term: -1, phrase: -1}
+		if s.n == 0 {
+			*s = wordSlot{hash: hash, at: int32(len(t.keys)), n: int32(len(w)), term: -1, phrase: -1}
+			t.keys = append(t.keys, w...)
 			return s
 		}
-		if s.hash == hash && s.key == w {
+		if s.hash == hash && string(t.key(s)) == string(w) {
 			return s
 		}
 	}
