@@ -29,7 +29,7 @@ func (genAIDialect) watches() watchList {
 }
 
 // classify: the retrieval operation, or one of those that call a model.
-func (genAIDialect) classify(_ *Reader, w watched) class {
+func (genAIDialect) classify(_ *Reader, w *watched) class {
 	switch w.str(genAIOperation) {
 	case genAIRetrieval:
 		return classRetrieval

@@ -36,7 +36,7 @@ func (openInferenceDialect) watches() watchList {
 	return watchList{attributes: []string{keyOISpanKind, keyOIOutput}}
 }
 
-func (openInferenceDialect) classify(_ *Reader, w watched) class {
+func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	switch w.str(oiSpanKind) {
 	case oiRetriever:
 		return classRetrieval

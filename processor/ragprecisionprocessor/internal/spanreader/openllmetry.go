@@ -45,7 +45,7 @@ func (openLLMetryDialect) watches() watchList {
 // classify: db.query.result events make a retrieval; llm.request.type a
 // model call, whose entity output is its answer. Otherwise an entity output
 // that looks like JSON may hold documents: confirm looks into it.
-func (openLLMetryDialect) classify(r *Reader, w watched) class {
+func (openLLMetryDialect) classify(r *Reader, w *watched) class {
 	var c class
 	if w.event(0) {
 		c |= classRetrieval

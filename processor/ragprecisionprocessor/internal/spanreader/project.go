@@ -21,7 +21,7 @@ func (projectDialect) watches() watchList {
 
 // classify: rag.chunks is present, whatever its type; a value that holds
 // no chunks makes the span a candidate with status no_chunks.
-func (projectDialect) classify(_ *Reader, w watched) class {
+func (projectDialect) classify(_ *Reader, w *watched) class {
 	if _, ok := w.value(0); ok {
 		return classRetrieval
 	}

@@ -27,6 +27,9 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: index %d", d.id(), dialectIndex(d.id()))
 		}
 	}
+	for d := range dialects {
+		classifyAs(New(Keys{}, limits), d, &watched{}) // panics if it has no case for d
+	}
 	for _, a := range answerers {
 		if a < 0 || a >= len(dialects) {
 			t.Errorf("answerer %d is not a dialect", a)
