@@ -25,8 +25,10 @@ import "golang.org/x/sys/cpu"
 // (which is as fast there: BenchmarkMentionsDocumentsImpls).
 
 // useAVX2 chooses mentionsDocumentsAVX2 for texts of avx2MinLen bytes or
-// more. Tests set it to false to run the pure-Go search.
-var useAVX2 = cpu.X86.HasAVX2
+// more. Tests set it to false to run the pure-Go search. The search also
+// uses BLSR, of BMI1, which every AVX2 CPU we know of has but no
+// specification promises.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1
 
 // avx2MinLen is the shortest text mentionsDocumentsAVX2 takes: a block of
 // 32 places and the 11 bytes after the last.
