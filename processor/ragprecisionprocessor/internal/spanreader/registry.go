@@ -102,10 +102,12 @@ type watchList struct {
 
 // watched is what the single pass found of one dialect's watchList: the
 // value of each watched attribute that the span has (its first, as
-// pcommon.Map.Get would find), and which watched events it has. It is
-// passed by value, so that recognising a span allocates nothing, and has at
-// most four fields, so that the compiler keeps it in registers rather than
-// copying it through memory.
+// pcommon.Map.Get would find), and which watched events it has. Through
+// the dialect interface (confirm, answer) it is passed by value, since a
+// pointer passed through an interface escapes and recognising a span would
+// allocate; it has at most four fields, so that the compiler passes it in
+// registers. classify, on every span with a watched attribute, takes a
+// pointer in a direct call (classifyAs).
 type watched struct {
 	a0, a1, a2 pcommon.Value
 	// marks: bit i is set when the span has attribute i, bit 8+i when it
