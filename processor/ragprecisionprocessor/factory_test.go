@@ -323,23 +323,22 @@ func BenchmarkPassThrough(b *testing.B) {
 		}
 	}
 	for _, c := range []struct {
-		name      string
-		td        ptrace.Traces
-		sampling  float64
-		spanCount int
+		name     string
+		td       ptrace.Traces
+		sampling float64
 	}{
-		{"worst case", passThroughBatch(false), 100, passThroughSpans},
-		{"plain spans", plainBatch(false), 100, passThroughSpans},
+		{"worst case", passThroughBatch(false), 100},
+		{"plain spans", plainBatch(false), 100},
 		// A tenth of the spans are retrieval spans that sampling leaves
 		// out: they are counted, and otherwise pass like the rest.
-		{"candidates not selected", passThroughBatch(true), 0, passThroughSpans},
+		{"candidates not selected", passThroughBatch(true), 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := passThroughProcessor(b, c.sampling)
 			next := consumertest.NewNop()
 			ctx := context.Background()
 			b.ReportAllocs()
-			passbench.Interleaved(b, c.spanCount, []string{"noop", "keys", "walk", "read", "ragprecision"},
+			passbench.Interleaved(b, c.td.SpanCount(), []string{"noop", "keys", "walk", "read", "ragprecision"},
 				func() { _ = next.ConsumeTraces(ctx, c.td) },
 				walkAll(c.td, passbench.Keys), walkAll(c.td, passbench.Walk), walkAll(c.td, passbench.Read),
 				func() { _ = p.ConsumeTraces(ctx, c.td) })
