@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // A cascade in the collector: builtin:lexical decides what it is sure of,
@@ -31,10 +32,10 @@ func TestCascadeStagesOnSpansAndMetrics(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(1)
 	s := h.span("retrieve")
-	if attrStr(s, attrStatus) != statusScored || attrStr(s, attrJudge) != "cascade:openai:judge-model" {
+	if attrStr(s, ragattr.Status) != ragattr.StatusScored || attrStr(s, ragattr.Judge) != "cascade:openai:judge-model" {
 		t.Fatalf("attributes %v", s.Attributes().AsRaw())
 	}
-	expl, _ := s.Events().At(0).Attributes().Get(attrEvalExplanation)
+	expl, _ := s.Events().At(0).Attributes().Get(ragattr.EvaluationExplanation)
 	if !strings.Contains(expl.Str(), "by builtin:lexical") || !strings.Contains(expl.Str(), "by openai:judge-model") {
 		t.Fatalf("explanation does not say which stage decided what: %q", expl.Str())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // Spans below are shaped as the instrumentation libraries emit them. Each
@@ -62,14 +63,14 @@ func rootSpan(b *batch, tid pcommon.TraceID, name string) ptrace.Span {
 func expectScored(t *testing.T, h *harness, name, refSource string, want float64) {
 	t.Helper()
 	s := h.span(name)
-	if got := attrStr(s, attrStatus); got != statusScored {
+	if got := attrStr(s, ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("%s: status %q (attributes %v)", name, got, s.Attributes().AsRaw())
 	}
-	v, _ := s.Attributes().Get(attrPrecision)
+	v, _ := s.Attributes().Get(ragattr.Precision)
 	if d := v.Double() - want; d > 1e-9 || d < -1e-9 {
-		t.Errorf("%s: CP %v, want %v (verdicts %s)", name, v.Double(), want, attrStr(s, attrVerdicts))
+		t.Errorf("%s: CP %v, want %v (verdicts %s)", name, v.Double(), want, attrStr(s, ragattr.Verdicts))
 	}
-	if got := attrStr(s, attrReferenceSource); got != refSource {
+	if got := attrStr(s, ragattr.ReferenceSource); got != refSource {
 		t.Errorf("%s: reference_source %q, want %q", name, got, refSource)
 	}
 }
@@ -253,7 +254,7 @@ func TestTraceJoinWithoutAnswer(t *testing.T) {
 		t.Fatal("the span must wait for its trace's answer")
 	}
 	h.waitSpans(1)
-	expectStatus(t, h.span("retrieve"), statusNoReference)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusNoReference)
 	if n := h.joins(); n != 0 {
 		t.Fatalf("join state left behind: %d", n)
 	}

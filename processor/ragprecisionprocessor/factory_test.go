@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"math"
 	"reflect"
 	"testing"
@@ -170,10 +171,10 @@ func TestSamplingIsConsistentPerTrace(t *testing.T) {
 		h.shutdown(context.Background())
 		decisions := map[pcommon.TraceID][]bool{}
 		for _, s := range h.spansByName() {
-			_, scored := s.Attributes().Get(attrStatus)
+			_, scored := s.Attributes().Get(ragattr.Status)
 			decisions[s.TraceID()] = append(decisions[s.TraceID()], scored)
 			if scored {
-				if v, _ := s.Attributes().Get(attrSampleRate); math.Abs(v.Double()-pct/100) > 1e-9 {
+				if v, _ := s.Attributes().Get(ragattr.SampleRate); math.Abs(v.Double()-pct/100) > 1e-9 {
 					t.Fatalf("sample_rate %v at %v%%", v.Double(), pct)
 				}
 			}
@@ -223,10 +224,10 @@ func TestSamplingHonoursTracestateRandomness(t *testing.T) {
 	high.TraceState().FromRaw("ot=rv:ffffffffffffff")
 	h.consume(b.td)
 	h.shutdown(context.Background())
-	if _, ok := h.span("low").Attributes().Get(attrStatus); ok {
+	if _, ok := h.span("low").Attributes().Get(ragattr.Status); ok {
 		t.Fatal("rv near 0 is below a 50% threshold")
 	}
-	if got := attrStr(h.span("high"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("high"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("rv near 1: %q", got)
 	}
 }
@@ -394,8 +395,8 @@ func TestZeroSeriesExistAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(allUnscoredStatuses) {
-		t.Fatalf("%d unscored series at start, want %d", n, len(allUnscoredStatuses))
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(ragattr.UnscoredStatuses) {
+		t.Fatalf("%d unscored series at start, want %d", n, len(ragattr.UnscoredStatuses))
 	}
 	m, err = h.tel.GetMetric(metricRequests)
 	if err != nil {

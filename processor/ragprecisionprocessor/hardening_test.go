@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"math"
 	"net/http"
 	"strings"
@@ -61,9 +62,9 @@ func TestBurstIsJudgedSpanBySpan(t *testing.T) {
 	h.waitSpans(spans)
 	statuses := map[string]int{}
 	for _, s := range h.spansByName() {
-		statuses[attrStr(s, attrStatus)+"/"+attrStr(s, attrReason)]++
+		statuses[attrStr(s, ragattr.Status)+"/"+attrStr(s, ragattr.Reason)]++
 	}
-	scored := statuses[statusScored+"/"]
+	scored := statuses[ragattr.StatusScored+"/"]
 	paid := srv.Calls()
 	// What the slots allow in max_wait at the latency the judge really had
 	// (the server's delay plus this machine's overhead, which a loaded
@@ -139,14 +140,14 @@ func TestOutageReadsAsOutage(t *testing.T) {
 		h.waitSpans(round + 1)
 	}
 	for name, s := range h.spansByName() {
-		if attrStr(s, attrStatus) != statusJudgeError || attrStr(s, attrReason) != string(judge.ReasonRateLimited) {
-			t.Errorf("%s: status %q reason %q, want judge_error rate_limited", name, attrStr(s, attrStatus), attrStr(s, attrReason))
+		if attrStr(s, ragattr.Status) != ragattr.StatusJudgeError || attrStr(s, ragattr.Reason) != string(judge.ReasonRateLimited) {
+			t.Errorf("%s: status %q reason %q, want judge_error rate_limited", name, attrStr(s, ragattr.Status), attrStr(s, ragattr.Reason))
 		}
 	}
-	if n := counterValue(t, h.tel, metricUnscored, map[string]string{labelStatus: statusBudget}); n != 0 {
+	if n := counterValue(t, h.tel, metricUnscored, map[string]string{labelStatus: ragattr.StatusBudget}); n != 0 {
 		t.Errorf("%d spans reported as budget during an outage", n)
 	}
-	if n := counterValue(t, h.tel, metricUnscored, map[string]string{labelStatus: statusJudgeError, labelReason: "rate_limited"}); n != 8 {
+	if n := counterValue(t, h.tel, metricUnscored, map[string]string{labelStatus: ragattr.StatusJudgeError, labelReason: "rate_limited"}); n != 8 {
 		t.Errorf("unscored{judge_error, rate_limited} = %d, want 8", n)
 	}
 	if n := counterValue(t, h.tel, metricRequests, nil); n != srv.Calls() {
@@ -173,7 +174,7 @@ func TestOutageReadsAsOutage(t *testing.T) {
 		b.project(fmt.Sprintf("after%d", i), "q", "Paris", fmt.Sprintf("Paris after %d", i))
 		h.consume(b.td)
 		h.waitSpans(9 + i)
-		if attrStr(h.span(fmt.Sprintf("after%d", i)), attrStatus) == statusScored {
+		if attrStr(h.span(fmt.Sprintf("after%d", i)), ragattr.Status) == ragattr.StatusScored {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -206,11 +207,10 @@ func TestShutdownIsBoundedWithBlockingConsumer(t *testing.T) {
 			defer close(release)
 			sink := &blockingSink{release: release, honorsCtx: tc.honorsCtx}
 			srv := chatServer(t, chattest.KeywordJudge("Paris"))
-			h := newHarnessWithSink(t, &sink.TracesSink, func(c *config.Config) {
+			h := newHarnessNext(t, sink, &sink.TracesSink, func(c *config.Config) {
 				llmJudge(srv.URL)(c)
 				c.ShutdownTimeout = 100 * time.Millisecond
 			})
-			h.p.next = sink
 			b := newBatch("svc")
 			b.project("retrieve", "q", "Paris", capitalChunks...)
 			b.plain("plain")
@@ -304,7 +304,7 @@ func TestEchoingJudgeLeaksNothing(t *testing.T) {
 			b.project("retrieve", "SECRET question", "PRIVATE reference", chunk)
 			h.consume(b.td)
 			h.waitSpans(1)
-			expectStatus(t, h.span("retrieve"), statusJudgeError)
+			expectStatus(t, h.span("retrieve"), ragattr.StatusJudgeError)
 			if logs.Len() == 0 {
 				t.Fatal("the failure was not logged")
 			}
@@ -323,13 +323,13 @@ func TestEmptyChunkIsExplained(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(1)
 	s := h.span("retrieve")
-	if v, _ := s.Attributes().Get(attrPrecision); attrStr(s, attrStatus) != statusScored || math.Abs(v.Double()-5.0/6.0) > 1e-12 {
+	if v, _ := s.Attributes().Get(ragattr.Precision); attrStr(s, ragattr.Status) != ragattr.StatusScored || math.Abs(v.Double()-5.0/6.0) > 1e-12 {
 		t.Fatalf("attributes %v", s.Attributes().AsRaw())
 	}
 	if srv.Calls() != 2 {
 		t.Fatalf("%d judge requests, want 2: the empty chunk is not sent", srv.Calls())
 	}
-	expl, _ := s.Events().At(0).Attributes().Get(attrEvalExplanation)
+	expl, _ := s.Events().At(0).Attributes().Get(ragattr.EvaluationExplanation)
 	if !strings.Contains(expl.Str(), "empty, so not relevant without asking the judge: rank 2") {
 		t.Fatalf("explanation %q", expl.Str())
 	}
@@ -348,7 +348,7 @@ func TestBuiltinJudgesInPlace(t *testing.T) {
 	if len(all) != 1 || all[0].SpanCount() != 3 {
 		t.Fatalf("%d forwards; want the batch whole, at once", len(all))
 	}
-	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("retrieve"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("status %q", got)
 	}
 	if h.p.held != 0 {

@@ -2,6 +2,7 @@ package ragprecisionprocessor
 
 import (
 	"encoding/pem"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func TestJudgeOverTLSWithHeaders(t *testing.T) {
 	b.project("retrieve", question, "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.waitSpans(1)
-	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("retrieve"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("status %q", got)
 	}
 	for _, r := range srv.Requests() {
@@ -49,7 +50,7 @@ func TestJudgeOverTLSWithHeaders(t *testing.T) {
 	b.project("retrieve", question, "Paris", "Paris again")
 	untrusted.consume(b.td)
 	untrusted.waitSpans(1)
-	expectStatus(t, untrusted.span("retrieve"), statusJudgeError)
+	expectStatus(t, untrusted.span("retrieve"), ragattr.StatusJudgeError)
 }
 
 func TestJudgeTLSConfigErrorsAtStart(t *testing.T) {

@@ -16,6 +16,26 @@ import (
 	"github.com/ragprecision/ragprecision/internal/chattest"
 )
 
+// The metrics the tests read, by their exported names (metadata.yaml).
+const (
+	metricPrecision    = "rag_contextual_precision"
+	metricPrefix       = "otelcol_processor_ragprecision_"
+	metricCandidates   = metricPrefix + "candidate_spans_total"
+	metricSelected     = metricPrefix + "selected_spans_total"
+	metricScored       = metricPrefix + "scored_spans_total"
+	metricUnscored     = metricPrefix + "unscored_spans_total"
+	metricRequests     = metricPrefix + "judge_requests_total"
+	metricCacheHits    = metricPrefix + "verdict_cache_hits_total"
+	metricCacheMisses  = metricPrefix + "verdict_cache_misses_total"
+	metricTokens       = metricPrefix + "judge_tokens_total"
+	metricLatency      = metricPrefix + "judge_latency_seconds"
+	metricHeld         = metricPrefix + "held_spans"
+	metricDropped      = metricPrefix + "dropped_spans_total"
+	metricSeriesFolded = metricPrefix + "series_folded_total"
+	metricVerdicts     = metricPrefix + "verdicts_total"
+	metricAnswersLost  = metricPrefix + "trace_answers_evicted_total"
+)
+
 // matches reports whether a data point's attributes include want.
 func matches(set attribute.Set, want map[string]string) bool {
 	for k, v := range want {

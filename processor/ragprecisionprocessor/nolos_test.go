@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"sync"
 	"testing"
 	"time"
@@ -56,11 +57,11 @@ func TestNoSpanIsLost(t *testing.T) {
 		return rep
 	}
 	scenarios := []scenario{
-		{name: "judge down", judge: func(int, chattest.Request) chattest.Reply { return chattest.Reply{Status: 503} }, wantStatus: statusJudgeError},
-		{name: "judge slower than max_wait", judge: slow, mutate: func(c *config.Config) { setMaxWait(c, 80*time.Millisecond) }, wantStatus: statusTimeout},
-		{name: "over budget", judge: chattest.KeywordJudge("Paris"), mutate: func(c *config.Config) { c.Judge.MaxRequestsPerSecond = 0.5 }, opts: []judge.Option{judge.WithClock(stoppedClock{})}, wantStatus: statusBudget},
-		{name: "over max_pending_spans", judge: slow, mutate: func(c *config.Config) { c.MaxPendingSpans = 2; setMaxWait(c, 80*time.Millisecond) }, wantStatus: statusOverflow},
-		{name: "shutdown while judging", judge: slow, shutdownTimeout: 30 * time.Millisecond, wantStatus: statusShutdown},
+		{name: "judge down", judge: func(int, chattest.Request) chattest.Reply { return chattest.Reply{Status: 503} }, wantStatus: ragattr.StatusJudgeError},
+		{name: "judge slower than max_wait", judge: slow, mutate: func(c *config.Config) { setMaxWait(c, 80*time.Millisecond) }, wantStatus: ragattr.StatusTimeout},
+		{name: "over budget", judge: chattest.KeywordJudge("Paris"), mutate: func(c *config.Config) { c.Judge.MaxRequestsPerSecond = 0.5 }, opts: []judge.Option{judge.WithClock(stoppedClock{})}, wantStatus: ragattr.StatusBudget},
+		{name: "over max_pending_spans", judge: slow, mutate: func(c *config.Config) { c.MaxPendingSpans = 2; setMaxWait(c, 80*time.Millisecond) }, wantStatus: ragattr.StatusOverflow},
+		{name: "shutdown while judging", judge: slow, shutdownTimeout: 30 * time.Millisecond, wantStatus: ragattr.StatusShutdown},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestNoSpanIsLost(t *testing.T) {
 			assertExactlyOnce(t, h.sink, rounds, perRound)
 			statuses := map[string]int{}
 			for _, s := range h.spansByName() {
-				if st := attrStr(s, attrStatus); st != "" {
+				if st := attrStr(s, ragattr.Status); st != "" {
 					statuses[st]++
 				}
 			}
@@ -145,8 +146,7 @@ func (f *flakySink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 func TestPermanentDownstreamErrorIsCounted(t *testing.T) {
 	sink := &flakySink{permanent: true}
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
-	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
-	h.p.next = sink
+	h := newHarnessNext(t, sink, &sink.TracesSink, llmJudge(srv.URL))
 	sink.failures = 1
 	b := newBatch("svc")
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
@@ -165,8 +165,7 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 	srv := chatServer(t, bj.handle)
 	defer bj.open()
 	sink := &flakySink{}
-	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
-	h.p.next = sink
+	h := newHarnessNext(t, sink, &sink.TracesSink, llmJudge(srv.URL))
 	sink.failures = 1
 	b := newBatch("svc")
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
@@ -185,7 +184,7 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 	bj.open()
 	h.shutdown(context.Background())
 	assertEachOnce(t, h.sink, "retrieve", "plain")
-	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("retrieve"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("held span: %q", got)
 	}
 }
@@ -195,15 +194,14 @@ func TestDownstreamErrorOnSynchronousPath(t *testing.T) {
 func TestDownstreamRecoversAfterLongRefusal(t *testing.T) {
 	sink := &flakySink{}
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
-	h := newHarnessWithSink(t, &sink.TracesSink, llmJudge(srv.URL))
-	h.p.next = sink
+	h := newHarnessNext(t, sink, &sink.TracesSink, llmJudge(srv.URL))
 	sink.failures = 5 // 100+200+400+800+1600 ms of backoff
 	b := newBatch("svc")
 	b.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.waitSpans(1)
 	h.shutdown(context.Background())
-	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("retrieve"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("status %q", got)
 	}
 	if n := counterValue(t, h.tel, metricDropped, nil); n != 0 {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
 )
@@ -95,13 +96,13 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	}
 	// The answer memory is there before the metrics that read it.
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
-		func(n int64) { p.tel.traceAnswersEvicted.Add(context.Background(), n) })
-	if p.tel, err = newTelemetry(set, cfg, judgeID, health.healthy, p.holding); err != nil {
+		func(n int64) { p.tel.recordAnswersEvicted(n) })
+	if p.tel, err = newTelemetry(set, cfg, judgeID, gauges{healthy: health.healthy, holding: p.holding, cfg: cfg}); err != nil {
 		return nil, err
 	}
 	p.stopCtx, p.stop = context.WithCancel(context.Background())
-	p.fwd = newForwarder(p)
-	p.deadlines = &deadlines{p: p}
+	p.fwd = newForwarder(next, p.stopCtx, set.Logger, p.release, p.lose)
+	p.deadlines = newDeadlines(func() time.Time { return p.now() }, p.expire)
 	return p, nil
 }
 
@@ -270,7 +271,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	}
 	src, ref, needJoin := p.pickReference(ret, "", false)
 	if src == "" && !needJoin {
-		p.markUnscored(span, statusNoReference, "")
+		p.markUnscored(span, ragattr.StatusNoReference, "")
 		return nil
 	}
 	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
@@ -283,7 +284,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 			return h
 		}
 		if src, ref, _ = p.pickReference(ret, answer, true); src == "" {
-			p.markUnscored(span, statusNoReference, "")
+			p.markUnscored(span, ragattr.StatusNoReference, "")
 			return nil
 		}
 	}
@@ -317,9 +318,9 @@ func (p *ragProcessor) read(span ptrace.Span, dialect spanreader.Dialect) (spanr
 	case err == nil:
 		return ret, ""
 	case err == spanreader.ErrTooLarge:
-		return ret, statusTooLarge
+		return ret, ragattr.StatusTooLarge
 	}
-	return ret, statusNoChunks
+	return ret, ragattr.StatusNoChunks
 }
 
 // startAll begins judging the spans held from a batch that has gone on.

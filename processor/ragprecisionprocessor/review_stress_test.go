@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -69,7 +70,7 @@ func runProcessorChaos(t *testing.T, seed uint64, shutdownEarly bool) {
 		return rep
 	})
 	sink := &refusingSink{rng: rand.New(rand.NewPCG(seed, 2))}
-	h := newHarnessWithSink(t, &sink.TracesSink, func(c *config.Config) {
+	h := newHarnessNext(t, sink, &sink.TracesSink, func(c *config.Config) {
 		llmJudge(srv.URL)(c)
 		c.Judge.MaxConcurrency = 3
 		c.Judge.MaxRetries = 0
@@ -83,7 +84,6 @@ func runProcessorChaos(t *testing.T, seed uint64, shutdownEarly bool) {
 			c.ShutdownTimeout = 30 * time.Millisecond
 		}
 	})
-	h.p.next = sink
 
 	var mu sync.Mutex
 	want := map[string]bool{}    // spans of accepted batches
@@ -191,7 +191,7 @@ func runProcessorChaos(t *testing.T, seed uint64, shutdownEarly bool) {
 	for _, td := range sink.AllTraces() {
 		forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
 			seen[s.Name()]++
-			statuses[attrStr(s, attrStatus)+"/"+attrStr(s, attrReason)]++
+			statuses[attrStr(s, ragattr.Status)+"/"+attrStr(s, ragattr.Reason)]++
 		})
 	}
 	dropped := counterValue(t, h.tel, metricDropped, nil)
@@ -256,8 +256,7 @@ func (s *slowSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 func TestNoForwardAfterShutdownGaveUp(t *testing.T) {
 	const spans = 20
 	sink := &slowSink{delay: 20 * time.Millisecond}
-	h, _ := newBlockedHarness(t, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
-	h.p.next = sink
+	h, _ := newBlockedHarnessNext(t, sink, &sink.TracesSink, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
 	for i := range spans {
 		b := newBatch("svc")
 		b.project(fmt.Sprint("retrieve-", i), "q", "Paris", fmt.Sprint("Paris ", i))

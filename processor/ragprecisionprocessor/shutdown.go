@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/ragprecision/ragprecision/judge"
 )
 
 // Shutdown has this long beyond shutdown_timeout to see the forwarder
@@ -92,15 +90,6 @@ func (p *ragProcessor) endJudging() {
 	}
 	p.mu.Unlock()
 	for _, h := range waiting {
-		p.mu.Lock()
-		joining := h.phase == phaseJoining
-		if joining {
-			p.leaveLocked(h)
-			h.phase = phaseJudging
-		}
-		p.mu.Unlock()
-		if joining {
-			p.finish(h, judge.Result{}, judge.ErrClosed)
-		}
+		p.endJoining(h)
 	}
 }

@@ -8,6 +8,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"math"
 	"slices"
 	"strings"
@@ -341,7 +342,7 @@ func TestSpecNoChunksNeverCallsTheJudge(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(3)
 	for _, name := range []string{"project-empty", "genai-no-text", "openinference-no-documents"} {
-		expectStatus(t, h.span(name), statusNoChunks)
+		expectStatus(t, h.span(name), ragattr.StatusNoChunks)
 	}
 	if srv.Calls() != 0 {
 		t.Fatalf("%d judge calls for spans without chunks", srv.Calls())
@@ -517,6 +518,6 @@ func TestSpecBlankTextIsNoReference(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(2)
 	expectScored(t, h, "blank-reference", "answer", 5.0/6.0)
-	expectStatus(t, h.span("blank-only"), statusNoReference)
+	expectStatus(t, h.span("blank-only"), ragattr.StatusNoReference)
 	expectJudgedAgainst(t, srv, answer)
 }

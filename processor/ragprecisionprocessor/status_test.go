@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"fmt"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"math"
 	"reflect"
 	"strings"
@@ -130,15 +131,15 @@ func TestFailLabelBelowThreshold(t *testing.T) {
 // and no event.
 func expectStatus(t *testing.T, s ptrace.Span, status string) {
 	t.Helper()
-	if got := attrStr(s, attrStatus); got != status {
+	if got := attrStr(s, ragattr.Status); got != status {
 		t.Fatalf("status %q, want %q (attributes %v)", got, status, s.Attributes().AsRaw())
 	}
-	_, hasReason := s.Attributes().Get(attrReason)
-	if wantReason := status == statusJudgeError || status == statusOverflow; hasReason != wantReason {
+	_, hasReason := s.Attributes().Get(ragattr.Reason)
+	if wantReason := status == ragattr.StatusJudgeError || status == ragattr.StatusOverflow; hasReason != wantReason {
 		t.Errorf("status %s: reason present %v, want %v (attributes %v)", status, hasReason, wantReason, s.Attributes().AsRaw())
 	}
 	for k := range s.Attributes().All() {
-		if strings.HasPrefix(k, "rag.contextual_precision") && k != attrStatus && k != attrReason {
+		if strings.HasPrefix(k, "rag.contextual_precision") && k != ragattr.Status && k != ragattr.Reason {
 			t.Errorf("unscored span has %s", k)
 		}
 	}
@@ -162,7 +163,7 @@ func TestStatusNoChunks(t *testing.T) {
 		t.Fatalf("%d spans forwarded synchronously, want 3", h.sink.SpanCount())
 	}
 	for _, name := range []string{"empty", "int", "malformed"} {
-		expectStatus(t, h.span(name), statusNoChunks)
+		expectStatus(t, h.span(name), ragattr.StatusNoChunks)
 	}
 }
 
@@ -174,7 +175,7 @@ func TestStatusNoReference(t *testing.T) {
 	if h.sink.SpanCount() != 1 {
 		t.Fatal("a span without reference must not be held")
 	}
-	expectStatus(t, h.span("retrieve"), statusNoReference)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusNoReference)
 }
 
 // With query among the sources the same span is scored against its query.
@@ -184,7 +185,7 @@ func TestQueryAsReference(t *testing.T) {
 	b.project("retrieve", "What is the capital of France?", "", capitalChunks...)
 	h.consume(b.td)
 	h.waitSpans(1)
-	if got := attrStr(h.span("retrieve"), attrReferenceSource); got != "query" {
+	if got := attrStr(h.span("retrieve"), ragattr.ReferenceSource); got != "query" {
 		t.Fatalf("reference_source %q", got)
 	}
 }
@@ -198,8 +199,8 @@ func TestStatusTooLarge(t *testing.T) {
 	if h.sink.SpanCount() != 2 {
 		t.Fatalf("%d spans", h.sink.SpanCount())
 	}
-	expectStatus(t, h.span("many"), statusTooLarge)
-	expectStatus(t, h.span("huge"), statusTooLarge)
+	expectStatus(t, h.span("many"), ragattr.StatusTooLarge)
+	expectStatus(t, h.span("huge"), ragattr.StatusTooLarge)
 }
 
 // top_k cuts before max_chunks applies: 3 chunks with top_k 2 fit max_chunks 2.
@@ -210,7 +211,7 @@ func TestTopK(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(1)
 	s := h.span("retrieve")
-	if attrStr(s, attrK) != "2" || attrStr(s, attrVerdicts) != "[true,false]" || attrStr(s, attrPrecision) != "1" {
+	if attrStr(s, ragattr.K) != "2" || attrStr(s, ragattr.Verdicts) != "[true,false]" || attrStr(s, ragattr.Precision) != "1" {
 		t.Fatalf("attributes %v", s.Attributes().AsRaw())
 	}
 }
@@ -222,7 +223,7 @@ func TestStatusJudgeError(t *testing.T) {
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.waitSpans(1)
-	expectStatus(t, h.span("retrieve"), statusJudgeError)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusJudgeError)
 }
 
 // A chunk the judge cannot decide leaves the span without score, never with
@@ -239,7 +240,7 @@ func TestOneUnjudgedChunkMeansNoScore(t *testing.T) {
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.waitSpans(1)
-	expectStatus(t, h.span("retrieve"), statusJudgeError)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusJudgeError)
 }
 
 func TestStatusTimeout(t *testing.T) {
@@ -252,7 +253,7 @@ func TestStatusTimeout(t *testing.T) {
 	if waited := time.Since(start); waited < 100*time.Millisecond {
 		t.Errorf("held for %s, less than max_wait", waited)
 	}
-	expectStatus(t, h.span("retrieve"), statusTimeout)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusTimeout)
 }
 
 func TestStatusBudget(t *testing.T) {
@@ -273,11 +274,11 @@ func TestStatusBudget(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(3)
 	for _, name := range []string{"first", "cached"} {
-		if got := attrStr(h.span(name), attrStatus); got != statusScored {
+		if got := attrStr(h.span(name), ragattr.Status); got != ragattr.StatusScored {
 			t.Fatalf("%s: %q", name, got)
 		}
 	}
-	expectStatus(t, h.span("second"), statusBudget)
+	expectStatus(t, h.span("second"), ragattr.StatusBudget)
 	if srv.Calls() != 3 {
 		t.Fatalf("%d judge calls, want 3", srv.Calls())
 	}
@@ -293,10 +294,10 @@ func TestStatusOverflow(t *testing.T) {
 	if h.sink.SpanCount() != 2 {
 		t.Fatalf("%d spans forwarded synchronously, want 2", h.sink.SpanCount())
 	}
-	expectStatus(t, h.span("overflowed"), statusOverflow)
+	expectStatus(t, h.span("overflowed"), ragattr.StatusOverflow)
 	bj.open()
 	h.waitSpans(3)
-	if got := attrStr(h.span("held"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("held"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("held span: %q", got)
 	}
 }
@@ -315,13 +316,13 @@ func TestStatusShutdown(t *testing.T) {
 	if h.sink.SpanCount() != 1 {
 		t.Fatalf("Shutdown returned with %d spans forwarded, want 1", h.sink.SpanCount())
 	}
-	expectStatus(t, h.span("retrieve"), statusShutdown)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusShutdown)
 
 	// After Shutdown, selected spans pass at once with status shutdown.
 	b = newBatch("svc")
 	b.project("late", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
-	expectStatus(t, h.span("late"), statusShutdown)
+	expectStatus(t, h.span("late"), ragattr.StatusShutdown)
 }
 
 // Shutdown with time to spare lets in-flight judgements finish.
@@ -336,7 +337,7 @@ func TestShutdownWaitsForJudgements(t *testing.T) {
 	b.project("retrieve", "q", "Paris", capitalChunks...)
 	h.consume(b.td)
 	h.shutdown(context.Background())
-	if got := attrStr(h.span("retrieve"), attrStatus); got != statusScored {
+	if got := attrStr(h.span("retrieve"), ragattr.Status); got != ragattr.StatusScored {
 		t.Fatalf("status %q, want scored", got)
 	}
 }
@@ -355,12 +356,12 @@ func TestOverflowOnPendingBytes(t *testing.T) {
 		t.Fatalf("%d spans forwarded synchronously, want the big one", h.sink.SpanCount())
 	}
 	got := h.span("big")
-	expectStatus(t, got, statusOverflow)
-	if r := attrStr(got, attrReason); r != reasonPendingBytes {
+	expectStatus(t, got, ragattr.StatusOverflow)
+	if r := attrStr(got, ragattr.Reason); r != reasonPendingBytes {
 		t.Errorf("reason %q, want %s", r, reasonPendingBytes)
 	}
-	got.Attributes().Remove(attrStatus)
-	got.Attributes().Remove(attrReason)
+	got.Attributes().Remove(ragattr.Status)
+	got.Attributes().Remove(ragattr.Reason)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("the span refused for its size changed on its way back into the batch")
 	}
@@ -380,7 +381,7 @@ func TestShutdownTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("Shutdown took %s", d)
 	}
-	expectStatus(t, h.span("retrieve"), statusShutdown)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusShutdown)
 }
 
 // A span scored by a collector upstream (agent → gateway) is not judged,
@@ -389,8 +390,8 @@ func TestAlreadyScoredSpansPassUntouched(t *testing.T) {
 	h := newHarness(t, nil)
 	b := newBatch("svc")
 	s := b.project("retrieve", "q", "Paris", capitalChunks...)
-	s.Attributes().PutStr(attrStatus, statusScored)
-	s.Attributes().PutDouble(attrPrecision, 0.5)
+	s.Attributes().PutStr(ragattr.Status, ragattr.StatusScored)
+	s.Attributes().PutDouble(ragattr.Precision, 0.5)
 	want := ptrace.NewTraces()
 	b.td.CopyTo(want)
 	h.consume(b.td)
@@ -415,7 +416,7 @@ func TestNoContentOrSecretsInLogs(t *testing.T) {
 	b.project("retrieve", "SECRET question", "PRIVATE reference", chunk)
 	h.consume(b.td)
 	h.waitSpans(1)
-	expectStatus(t, h.span("retrieve"), statusJudgeError)
+	expectStatus(t, h.span("retrieve"), ragattr.StatusJudgeError)
 	if logs.Len() == 0 {
 		t.Fatal("a judge failure should be logged")
 	}

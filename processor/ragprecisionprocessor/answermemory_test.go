@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // openInferenceRetriever appends an OpenInference retriever span of trace
@@ -99,7 +100,7 @@ func TestRootRetrievalSpanDoesNotWaitForItself(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(2)
 	expectScored(t, h, "retrieve-root", "answer", 5.0/6.0)
-	expectStatus(t, h.span("retrieve-root-no-answer"), statusNoReference)
+	expectStatus(t, h.span("retrieve-root-no-answer"), ragattr.StatusNoReference)
 }
 
 // The memory of answers is bounded in traces and bytes, and what it forgets
