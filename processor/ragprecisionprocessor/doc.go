@@ -7,3 +7,4 @@ package ragprecisionprocessor
 // metadata.yaml is the source of internal/metadata, documentation.md and the
 // status table of README.md.
 //go:generate go tool -modfile=../../internal/tools/go.mod mdatagen metadata.yaml
+//go:generate go run ../../internal/metricdefs/readmegen README.md
