@@ -43,11 +43,14 @@ type ragProcessor struct {
 	judgeID   string
 	judgeOpts []judge.Option
 	engine    *judge.Engine // built in Start
-	sampler   sampler
-	tel       *telemetry
-	health    *healthReporter
-	warn      *warnings
-	now       func() time.Time
+	// product serves the product metrics when product_metrics.endpoint is
+	// set (Start).
+	product *productEndpoint
+	sampler sampler
+	tel     *telemetry
+	health  *healthReporter
+	warn    *warnings
+	now     func() time.Time
 
 	// stopCtx is cancelled when Shutdown runs out of time: forwards still
 	// blocked downstream are abandoned.
@@ -124,6 +127,14 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	p.engine = engine
+	if p.cfg.ProductMetrics.Endpoint() != "" {
+		ep, err := acquireProductEndpoint(ctx, &p.cfg.ProductMetrics, host, p.set)
+		if err != nil {
+			return err // Shutdown closes the engine
+		}
+		p.product = ep
+		p.tel.useProductBuilder(ep.builder)
+	}
 	p.health.start(host)
 	go p.fwd.run()
 	switch {

@@ -61,7 +61,13 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 		}
 	}
 	p.tel.close()
-	return nil
+	if p.product == nil {
+		return nil
+	}
+	// The last scrapes of the product metrics end within shutdownGrace.
+	stopCtx, cancel := context.WithDeadline(context.Background(), deadline.Add(shutdownGrace))
+	defer cancel()
+	return p.product.release(stopCtx)
 }
 
 // waitUntil waits for ch until the deadline, and reports whether it closed.
