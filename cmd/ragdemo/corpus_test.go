@@ -88,6 +88,7 @@ func TestJudgeSeparatesRankings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer j.Close()
 	cp := func(q question, ids []string) float64 {
 		res, err := j.Judge(context.Background(), judge.Request{Query: q.text, Reference: q.answer, Chunks: texts(ids)})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer"
@@ -25,6 +26,37 @@ import (
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
 )
+
+// statusHost records the component status the processor reports.
+type statusHost struct {
+	component.Host
+	mu     sync.Mutex
+	events []*componentstatus.Event
+}
+
+func (h *statusHost) Report(e *componentstatus.Event) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	h.mu.Unlock()
+}
+
+func (h *statusHost) statuses() []componentstatus.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []componentstatus.Status
+	for _, e := range h.events {
+		out = append(out, e.Status())
+	}
+	return out
+}
+
+func nopHost() component.Host { return hostWithExtensions{} }
+
+type hostWithExtensions struct {
+	ext map[component.ID]component.Component
+}
+
+func (h hostWithExtensions) GetExtensions() map[component.ID]component.Component { return h.ext }
 
 // harness is a processor wired to a sink and a real metrics SDK reader.
 type harness struct {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ragprecision/ragprecision/internal/ragattr"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,8 +17,38 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
 )
+
+// Holding a span out of a batch keeps its resource, scope and the other
+// spans where they were.
+func TestHeldSpanKeepsResourceAndScope(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.td.ResourceSpans().At(0).SetSchemaUrl("https://opentelemetry.io/schemas/1.26.0")
+	b.ss.Scope().SetVersion("1.2.3")
+	b.plain("before")
+	b.project("retrieve", question, "Paris", capitalChunks...)
+	b.plain("after")
+	h.consume(b.td)
+	h.waitSpans(3)
+	for _, td := range h.sink.AllTraces() {
+		rs := td.ResourceSpans().At(0)
+		if rs.SchemaUrl() == "" || rs.ScopeSpans().At(0).Scope().Version() != "1.2.3" || rs.ScopeSpans().At(0).Scope().Name() != "test-instrumentation" {
+			t.Fatalf("resource/scope lost: %v", rs.Resource().Attributes().AsRaw())
+		}
+		if v, _ := rs.Resource().Attributes().Get("service.name"); v.Str() != "svc" {
+			t.Fatal("service.name lost")
+		}
+	}
+	first := h.sink.AllTraces()[0]
+	spans := first.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	if spans.Len() != 2 || spans.At(0).Name() != "before" || spans.At(1).Name() != "after" {
+		t.Fatalf("synchronous batch: %d spans", spans.Len())
+	}
+}
 
 // mixedBatch returns a batch of n retrieval spans (distinct chunks, so the
 // cache cannot answer them) and n plain spans, over two resources.
@@ -222,5 +253,81 @@ func assertEachOnce(t *testing.T, sink *consumertest.TracesSink, names ...string
 	}
 	if len(seen) != len(names) {
 		t.Fatalf("spans %v, want %v", seen, names)
+	}
+}
+
+// refusingSink refuses every batch that carries a span named "refuse", and
+// takes a random moment over each call, so that forwards, deadline timers
+// and judge callbacks interleave.
+type refusingSink struct {
+	consumertest.TracesSink
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+var errRefused = errors.New("refused")
+
+func (s *refusingSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	refuse := false
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { refuse = refuse || sp.Name() == "refuse" })
+	s.mu.Lock()
+	d := time.Duration(s.rng.IntN(3000)) * time.Microsecond
+	s.mu.Unlock()
+	time.Sleep(d)
+	if refuse {
+		return errRefused
+	}
+	return s.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// slowSink takes a while over every call and does not look at its context,
+// like a consumer doing synchronous work; it records calls made after
+// shutdownReturned is set.
+type slowSink struct {
+	consumertest.TracesSink
+	delay            time.Duration
+	shutdownReturned atomic.Bool
+	lateCalls        atomic.Int64
+}
+
+func (s *slowSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if s.shutdownReturned.Load() {
+		s.lateCalls.Add(1)
+	}
+	time.Sleep(s.delay)
+	return s.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// Once Shutdown has given up on the forwarder (shutdown_timeout plus its
+// grace), the spans still held are counted as dropped and Shutdown returns:
+// the next component may be shut down next. The forwarder must not go on
+// calling it for the rest of its queue (one call per caller context, each
+// with a cancelled context), which delivers spans already counted as
+// dropped, after Shutdown returned.
+func TestNoForwardAfterShutdownGaveUp(t *testing.T) {
+	const spans = 20
+	sink := &slowSink{delay: 20 * time.Millisecond}
+	h, _ := newBlockedHarnessNext(t, sink, &sink.TracesSink, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
+	for i := range spans {
+		b := newBatch("svc")
+		b.project(fmt.Sprint("retrieve-", i), "q", "Paris", fmt.Sprint("Paris ", i))
+		if err := h.p.ConsumeTraces(context.Background(), b.td); err != nil { // one caller context each
+			t.Fatal(err)
+		}
+	}
+	if err := h.p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sink.shutdownReturned.Store(true)
+	arrivedBy := sink.SpanCount()
+	dropped := counterValue(t, h.tel, metricDropped, nil)
+	<-h.p.fwd.exited
+	t.Logf("by Shutdown's return: %d arrived, %d counted dropped; in the end %d arrived, %d calls after Shutdown",
+		arrivedBy, dropped, sink.SpanCount(), sink.lateCalls.Load())
+	if n := sink.lateCalls.Load(); n > 0 {
+		t.Errorf("%d calls to the next consumer after Shutdown returned", n)
+	}
+	if got := int64(sink.SpanCount()) + dropped; got != spans {
+		t.Errorf("%d spans arrived and %d were counted dropped, want %d in all", sink.SpanCount(), dropped, spans)
 	}
 }
