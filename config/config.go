@@ -75,9 +75,9 @@ type Config struct {
 	// too_large. Default 1 MiB.
 	MaxRetrievalBytes int `mapstructure:"max_retrieval_bytes"`
 
-	// MaxSeries bounds the distinct label sets of the rag_contextual_precision
-	// histogram; service_name and data_source values beyond it are reported
-	// as "other". Default 1000.
+	// MaxSeries bounds the distinct (service_name, data_source, variant)
+	// label values of the metrics; those beyond it are reported as "other".
+	// Default 1000.
 	MaxSeries int `mapstructure:"max_series"`
 
 	// TraceJoin lets a retrieval span without an answer take the answer of
@@ -133,6 +133,12 @@ type Attributes struct {
 	// DataSource is the attribute used as the histogram's data_source label,
 	// before gen_ai.data_source.id and the span name. Default "".
 	DataSource string `mapstructure:"data_source"`
+	// Variant is the attribute, of the span or else of its resource (such
+	// as service.version, or a retriever's version), whose value becomes
+	// the variant label of the product metrics, so that retrievers running
+	// side by side are compared on the same traffic. Default "": no
+	// variant label.
+	Variant string `mapstructure:"variant"`
 }
 
 // Judge configures the relevance judge.
@@ -426,7 +432,7 @@ func (c *Config) Validate() error {
 	for _, a := range [...]struct{ key, name string }{
 		{"attributes.query", c.Attributes.Query}, {"attributes.answer", c.Attributes.Answer},
 		{"attributes.reference", c.Attributes.Reference}, {"attributes.chunks", c.Attributes.Chunks},
-		{"attributes.data_source", c.Attributes.DataSource},
+		{"attributes.data_source", c.Attributes.DataSource}, {"attributes.variant", c.Attributes.Variant},
 	} {
 		if a.name != strings.TrimSpace(a.name) {
 			add("%s: attribute name %q has surrounding whitespace", a.key, a.name)

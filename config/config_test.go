@@ -77,7 +77,7 @@ func TestFullConfig(t *testing.T) {
 		MaxRetrievalBytes:  1 << 20,
 		MaxSeries:          200,
 		TraceJoin:          TraceJoin{Enabled: true, Wait: 5 * time.Second, MaxTraces: 500, MaxBytes: 1 << 20},
-		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index"},
+		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index", Variant: "service.version"},
 		Judge: Judge{
 			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
 			Cascade: Cascade{MinConfidence: 0.6}, Criteria: "Relevant only if it states the policy number.",

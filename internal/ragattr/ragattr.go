@@ -21,6 +21,20 @@ const (
 	Reason = "rag.contextual_precision.reason"
 )
 
+// Retrieval diagnostics of a scored span, from the same verdicts: what
+// would improve the ranking, and the usual ranking measures.
+const (
+	// RetrievalOutcome is ideal, misranked or miss.
+	RetrievalOutcome = "rag.retrieval.outcome"
+	// FirstRelevantRank is the 1-based rank of the first relevant chunk,
+	// 0 when none is relevant.
+	FirstRelevantRank = "rag.retrieval.first_relevant_rank"
+	ReciprocalRank    = "rag.retrieval.reciprocal_rank"
+	NDCG              = "rag.retrieval.ndcg"
+	// PrecisionAtK is the share of the K judged chunks that are relevant.
+	PrecisionAtK = "rag.retrieval.precision"
+)
+
 // The evaluation event of a scored span, in the GenAI conventions' terms.
 const (
 	EvaluationEvent       = "gen_ai.evaluation.result"

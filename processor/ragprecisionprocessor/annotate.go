@@ -49,17 +49,20 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 	for i, v := range res.Verdicts {
 		verdicts[i] = v.Relevant
 	}
-	score, _ := scoring.ContextualPrecision(verdicts, 0) // chunks are already cut to top_k
+	// The chunks are already cut to top_k.
+	score, _ := scoring.ContextualPrecision(verdicts, 0)
+	diag, _ := scoring.Diagnose(verdicts, 0)
 	r := scoreResult{
 		score:      score,
+		diag:       diag,
 		passed:     scoring.Passed(score.Value, p.cfg.Threshold),
 		verdicts:   res.Verdicts,
 		refSource:  refSource,
 		judgeID:    p.judgeID,
 		sampleRate: p.sampler.rate,
 	}
-	markScored(span, r, p.now())
-	p.tel.recordScore(exemplarContext(span), r, h.service, h.dataSource, tally)
+	markScored(span, &r, p.now())
+	p.tel.recordScore(exemplarContext(span), &r, h.series, tally)
 	p.tel.recordStages(res.Verdicts, tally)
 }
 
@@ -104,6 +107,7 @@ func statusOf(err error) (status, reason string) {
 // scoreResult is everything written onto a scored span.
 type scoreResult struct {
 	score      scoring.Score
+	diag       scoring.Diagnostics
 	passed     bool
 	verdicts   []judge.Verdict
 	refSource  string
@@ -113,11 +117,11 @@ type scoreResult struct {
 
 // markScored writes the score attributes and the gen_ai.evaluation.result
 // event onto span.
-func markScored(span ptrace.Span, r scoreResult, now time.Time) {
+func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	attrs := span.Attributes()
-	// Room for the nine attributes at once, rather than the slice growing
-	// (and being copied) a few times on the way.
-	attrs.EnsureCapacity(attrs.Len() + 9)
+	// Room for the fourteen attributes at once, rather than the slice
+	// growing (and being copied) a few times on the way.
+	attrs.EnsureCapacity(attrs.Len() + 14)
 	attrs.PutDouble(ragattr.Precision, r.score.Value)
 	attrs.PutBool(ragattr.Passed, r.passed)
 	attrs.PutInt(ragattr.K, int64(r.score.K))
@@ -131,6 +135,7 @@ func markScored(span ptrace.Span, r scoreResult, now time.Time) {
 	attrs.PutStr(ragattr.Judge, r.judgeID)
 	attrs.PutDouble(ragattr.SampleRate, r.sampleRate)
 	attrs.PutStr(ragattr.Status, ragattr.StatusScored)
+	putDiagnostics(attrs, &r.diag)
 
 	ev := span.Events().AppendEmpty()
 	ev.SetName(ragattr.EvaluationEvent)
@@ -147,13 +152,22 @@ func markScored(span ptrace.Span, r scoreResult, now time.Time) {
 	ea.PutStr(ragattr.EvaluationExplanation, explain(r))
 }
 
+// putDiagnostics writes a scored retrieval's diagnostics.
+func putDiagnostics(attrs pcommon.Map, d *scoring.Diagnostics) {
+	attrs.PutStr(ragattr.RetrievalOutcome, string(d.Outcome))
+	attrs.PutInt(ragattr.FirstRelevantRank, int64(d.FirstRelevantRank))
+	attrs.PutDouble(ragattr.ReciprocalRank, d.ReciprocalRank)
+	attrs.PutDouble(ragattr.NDCG, d.NDCG)
+	attrs.PutDouble(ragattr.PrecisionAtK, d.Precision)
+}
+
 // maxExplainedReasons bounds how many judge reasons the explanation quotes.
 const maxExplainedReasons = 3
 
 // explain says, in one line, why the span scored what it did: which ranks
 // were relevant and the judge's reasons for the first few chunks. Reasons are
 // one sentence each and the span already holds the texts they speak of.
-func explain(r scoreResult) string {
+func explain(r *scoreResult) string {
 	vs := r.verdicts[:r.score.K]
 	size := 160 + len(r.judgeID)
 	for i := 0; i < len(vs) && i < maxExplainedReasons; i++ {

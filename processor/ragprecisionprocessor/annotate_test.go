@@ -189,8 +189,9 @@ func TestThresholdIsInclusive(t *testing.T) {
 	}
 }
 
-// TestScoredSpan checks every attribute and the event of the README's "Output on spans" on a span
-// scored by an LLM judge whose verdicts are [yes, no, yes]: CP 5/6.
+// TestScoredSpan checks every attribute and the event of a scored span
+// (README, "Output on spans"), judged by an LLM whose verdicts are [yes,
+// no, yes]: CP 5/6.
 func TestScoredSpan(t *testing.T) {
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
 	h := newHarness(t, llmJudge(srv.URL))
@@ -211,6 +212,12 @@ func TestScoredSpan(t *testing.T) {
 		"rag.contextual_precision.judge":            "openai:judge-model",
 		"rag.contextual_precision.sample_rate":      1.0,
 		"rag.contextual_precision.status":           "scored",
+		// The retrieval diagnostics of [1,0,1] (README, "Output on spans").
+		"rag.retrieval.outcome":             "misranked",
+		"rag.retrieval.first_relevant_rank": int64(1),
+		"rag.retrieval.reciprocal_rank":     1.0,
+		"rag.retrieval.ndcg":                (1 + 1.0/2) / (1 + 1/math.Log2(3)),
+		"rag.retrieval.precision":           2.0 / 3.0,
 	}
 	for k, w := range want {
 		v, ok := attrs.Get(k)

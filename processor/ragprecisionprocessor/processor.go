@@ -205,9 +205,9 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 				if service == "" {
 					service = serviceName(rs.Resource())
 				}
-				dataSource := p.dataSource(span)
+				s := series{service: service, dataSource: p.dataSource(span), variant: p.variant(span, rs.Resource())}
 				selected := p.sampler.selected(span)
-				counts.add(service, dataSource, selected)
+				counts.add(s, selected)
 				if !selected {
 					continue
 				}
@@ -215,7 +215,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 					st.now = p.now()
 					st.inlineEnds = st.now.Add(inlineBudget)
 				}
-				h := p.judgeOrHold(&st, span, dialect, service, dataSource)
+				h := p.judgeOrHold(&st, span, dialect, s)
 				if h == nil {
 					continue
 				}
@@ -268,7 +268,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 
 // judgeOrHold decides what happens to a selected span: it is judged in
 // place (inline judge), given a status at once, or returned to be held.
-func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect spanreader.Dialect, service, dataSource string) *heldSpan {
+func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect spanreader.Dialect, s series) *heldSpan {
 	// When the processor is full, say so before reading: overload is when
 	// parsing chunks that cannot be held would hurt most.
 	if status, reason := p.capacityStatus(0); status != "" {
@@ -285,7 +285,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		p.markUnscored(span, ragattr.StatusNoReference, "")
 		return nil
 	}
-	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
+	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), series: s,
 		deadline: st.now.Add(p.cfg.MaxWait)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
@@ -428,6 +428,22 @@ func serviceName(res pcommon.Resource) string {
 		return v.Str()
 	}
 	return unknownService
+}
+
+// variant is the variant label of a span: the value of attributes.variant
+// on the span, else on its resource; "" when not configured.
+func (p *ragProcessor) variant(span ptrace.Span, res pcommon.Resource) string {
+	k := p.cfg.Attributes.Variant
+	if k == "" {
+		return ""
+	}
+	if v, ok := span.Attributes().Get(k); ok {
+		return v.AsString()
+	}
+	if v, ok := res.Attributes().Get(k); ok {
+		return v.AsString()
+	}
+	return ""
 }
 
 // dataSource is the data_source label of a span.

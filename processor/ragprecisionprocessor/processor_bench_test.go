@@ -12,7 +12,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/passbench"
+	"github.com/ragprecision/ragprecision/scoring"
 )
 
 const passThroughSpans = 100
@@ -159,4 +161,113 @@ func BenchmarkInlineJudging(b *testing.B) {
 		run(b, c)
 	})
 	b.Run("sampling 100%", func(b *testing.B) { run(b, config.Default()) })
+}
+
+// BenchmarkRetrievalDiagnostics sets what the retrieval diagnostics (the
+// outcome, nDCG, reciprocal rank and Precision@K attributes, two histograms,
+// the outcome and per-rank counters) add against inline judging with
+// builtin:lexical, in the same run, interleaved: a batch of retrieval spans
+// of 5 chunks of 500 bytes judged in place with a real metrics SDK, against
+// the diagnostics' own work on the same spans. Each batch is a fresh copy.
+// Report "diagnostics-x-judging" (at most 0.05):
+//
+//	go test -run '^$' -bench RetrievalDiagnostics ./processor/ragprecisionprocessor/
+func BenchmarkRetrievalDiagnostics(b *testing.B) {
+	// A batch's counters are added once per series: few data sources, as
+	// indexes usually are, and one per span, the worst case.
+	for _, c := range []struct {
+		name    string
+		sources int
+	}{{"4 data sources", 4}, {"a data source per span", 0}} {
+		b.Run(c.name, func(b *testing.B) { benchmarkRetrievalDiagnostics(b, c.sources) })
+	}
+}
+
+func benchmarkRetrievalDiagnostics(b *testing.B, sources int) {
+	src := ptrace.NewTraces()
+	benchTraffic().CopyTo(src)
+	// Retrieval spans only: the batch's plain spans cost neither side.
+	i := 0
+	src.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(s ptrace.Span) bool {
+		_, ok := s.Attributes().Get("rag.chunks")
+		if ok && sources > 0 {
+			s.Attributes().PutStr("gen_ai.data_source.id", fmt.Sprint("index-", i%sources))
+			i++
+		}
+		return !ok
+	})
+	spans := src.SpanCount()
+	tel := componenttest.NewTelemetry()
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	p, err := newProcessor(tel.NewTelemetrySettings(), config.Default(), consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+
+	// What the judged batch got, for the diagnostics' side to work on: the
+	// verdicts, and what scoring a span has at hand when the diagnostics
+	// start (the series' label sets).
+	judged := ptrace.NewTraces()
+	src.CopyTo(judged)
+	if err := p.ConsumeTraces(context.Background(), judged); err != nil {
+		b.Fatal(err)
+	}
+	type scored struct {
+		r        scoreResult
+		verdicts []bool
+		key      scoreKey
+		sets     *scoreLabelSets
+	}
+	var all []scored
+	forEachSpan(judged, func(_ pcommon.Resource, s ptrace.Span) {
+		v, _ := s.Attributes().Get("rag.contextual_precision.verdicts")
+		sc := scored{r: scoreResult{refSource: "reference", judgeID: p.judgeID},
+			key: scoreKey{series: series{service: "rag-api", dataSource: p.dataSource(s)}, refSource: "reference", judgeID: p.judgeID}}
+		for i := range v.Slice().Len() {
+			sc.verdicts = append(sc.verdicts, v.Slice().At(i).Bool())
+			sc.r.verdicts = append(sc.r.verdicts, judge.Verdict{Relevant: sc.verdicts[i]})
+		}
+		sc.r.score, _ = scoring.ContextualPrecision(sc.verdicts, 0)
+		sc.sets = p.tel.scoreSets(sc.key)
+		all = append(all, sc)
+	})
+	if len(all) != spans {
+		b.Fatalf("%d of %d spans scored", len(all), spans)
+	}
+	batches := make([]ptrace.Traces, 3)
+	ctx := context.Background()
+	b.ReportAllocs()
+	ns := passbench.Interleaved(b, spans, []string{"copy", "judging", "diagnostics"},
+		func() { batches[0] = ptrace.NewTraces(); src.CopyTo(batches[0]) },
+		func() {
+			batches[1] = ptrace.NewTraces()
+			src.CopyTo(batches[1])
+			_ = p.ConsumeTraces(ctx, batches[1])
+		},
+		func() {
+			batches[2] = ptrace.NewTraces()
+			src.CopyTo(batches[2])
+			tally := new(scoreTally)
+			i := 0
+			forEachSpan(batches[2], func(_ pcommon.Resource, s ptrace.Span) {
+				sc := &all[i]
+				i++
+				sc.r.diag, _ = scoring.Diagnose(sc.verdicts, 0)
+				attrs := s.Attributes()
+				attrs.EnsureCapacity(attrs.Len() + 5)
+				putDiagnostics(attrs, &sc.r.diag)
+				one := tallyScores{key: sc.key, sets: sc.sets}
+				p.tel.recordDiagnostics(&sc.r, &one)
+				tally.addScores(&one)
+			})
+			for k := range tally.scores {
+				p.tel.addDiagnostics(ctx, &tally.scores[k])
+			}
+		})
+	// What each adds to copying the batch.
+	b.ReportMetric((ns[2]-ns[0])/(ns[1]-ns[0]), "diagnostics-x-judging")
 }

@@ -2,33 +2,43 @@ package ragprecisionprocessor
 
 import "sync"
 
-// seriesLimiter caps the distinct (service_name, data_source) pairs of the
-// metrics at max_series. Span names make data_source unbounded in the worst
-// case, and every pair multiplies into a dozen Prometheus series; past the
-// cap new pairs are recorded as ("other", "other") so that scores still
-// count.
+// series is what the metrics of one retrieval are labelled by: its
+// service_name, data_source and variant ("" without attributes.variant).
+type series struct {
+	service, dataSource, variant string
+}
+
+// seriesLimiter caps the distinct series of the metrics at max_series. Span
+// names make data_source unbounded in the worst case, and every series
+// multiplies into dozens of Prometheus series; past the cap new ones are
+// recorded as "other" so that scores still count.
 type seriesLimiter struct {
 	mu   sync.Mutex
 	max  int
-	seen map[[2]string]struct{}
+	seen map[series]struct{}
+	// other is what a series beyond the cap is recorded as.
+	other series
 }
 
-func newSeriesLimiter(max int) *seriesLimiter {
-	return &seriesLimiter{max: max, seen: make(map[[2]string]struct{})}
+func newSeriesLimiter(max int, variants bool) *seriesLimiter {
+	l := &seriesLimiter{max: max, seen: make(map[series]struct{}), other: series{otherValue, otherValue, ""}}
+	if variants {
+		l.other.variant = otherValue
+	}
+	return l
 }
 
-// admit returns the labels to record a pair under, and whether it was
-// folded into "other".
-func (l *seriesLimiter) admit(service, dataSource string) (string, string, bool) {
-	key := [2]string{service, dataSource}
+// admit returns the series to record s as, and whether it was folded into
+// "other".
+func (l *seriesLimiter) admit(s series) (series, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.seen[key]; ok {
-		return service, dataSource, false
+	if _, ok := l.seen[s]; ok {
+		return s, false
 	}
 	if len(l.seen) >= l.max {
-		return otherValue, otherValue, true
+		return l.other, true
 	}
-	l.seen[key] = struct{}{}
-	return service, dataSource, false
+	l.seen[s] = struct{}{}
+	return s, false
 }

@@ -11,31 +11,31 @@ type candidateCounts struct {
 }
 
 type candidateCount struct {
-	service, dataSource string
-	candidates, chosen  int64
+	series
+	candidates, chosen int64
 }
 
-func (c *candidateCounts) add(service, dataSource string, selected bool) {
-	e := c.series(service, dataSource)
+func (c *candidateCounts) add(s series, selected bool) {
+	e := c.entry(s)
 	e.candidates++
 	if selected {
 		e.chosen++
 	}
 }
 
-// series is the entry of a service and data source, added if new.
-func (c *candidateCounts) series(service, dataSource string) *candidateCount {
+// entry is the entry of a series, added if new.
+func (c *candidateCounts) entry(s series) *candidateCount {
 	for i := range c.few[:c.n] {
-		if c.few[i].service == service && c.few[i].dataSource == dataSource {
+		if c.few[i].series == s {
 			return &c.few[i]
 		}
 	}
 	for i := range c.more {
-		if c.more[i].service == service && c.more[i].dataSource == dataSource {
+		if c.more[i].series == s {
 			return &c.more[i]
 		}
 	}
-	e := candidateCount{service: service, dataSource: dataSource}
+	e := candidateCount{series: s}
 	if c.n < len(c.few) {
 		c.few[c.n] = e
 		c.n++
@@ -53,10 +53,28 @@ type scoreTally struct {
 }
 
 type tallyScores struct {
-	series         [4]string // scoreSets' key
-	sets           scoreLabelSets
+	key            scoreKey
+	sets           *scoreLabelSets
 	scored, passed int64
 	squares        float64
+	// outcomes counts the scores by outcome (outcomeIndex), judged and
+	// relevant the chunks by rank (rankIndex).
+	outcomes         [numOutcomes]int64
+	judged, relevant [numRanks]int64
+}
+
+// add adds o's counts to s's.
+func (s *tallyScores) add(o *tallyScores) {
+	s.scored += o.scored
+	s.passed += o.passed
+	s.squares += o.squares
+	for i := range s.outcomes {
+		s.outcomes[i] += o.outcomes[i]
+	}
+	for i := range s.judged {
+		s.judged[i] += o.judged[i]
+		s.relevant[i] += o.relevant[i]
+	}
 }
 
 type tallyStage struct {
@@ -64,16 +82,14 @@ type tallyStage struct {
 	n   int64
 }
 
-func (tl *scoreTally) addScores(s tallyScores) {
+func (tl *scoreTally) addScores(s *tallyScores) {
 	for i := range tl.scores {
-		if tl.scores[i].series == s.series {
-			tl.scores[i].scored += s.scored
-			tl.scores[i].passed += s.passed
-			tl.scores[i].squares += s.squares
+		if tl.scores[i].key == s.key {
+			tl.scores[i].add(s)
 			return
 		}
 	}
-	tl.scores = append(tl.scores, s)
+	tl.scores = append(tl.scores, *s)
 }
 
 func (tl *scoreTally) addStage(k stageKey, n int64) {

@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
+	"github.com/ragprecision/ragprecision/scoring"
 )
 
 // Label keys (metadata.yaml's attributes, by the names they are recorded
@@ -30,6 +32,8 @@ const (
 	labelCurrency        = "currency"
 	labelStage           = "stage"
 	labelRelevant        = "relevant"
+	labelVariant         = "variant"
+	labelRank            = "rank"
 	// otherValue replaces label values beyond max_series.
 	otherValue = "other"
 	// emptyStage is the stage of chunks decided without a judge.
@@ -61,7 +65,7 @@ type telemetry struct {
 	droppedBy   map[string]metric.MeasurementOption
 	stageSets   map[stageKey]metric.MeasurementOption
 	sourceSets  map[[2]string][]metric.AddOption
-	scoreSetsBy map[[4]string]scoreLabelSets
+	scoreSetsBy map[scoreKey]*scoreLabelSets
 }
 
 // gauges are what the asynchronous instruments read when metrics are
@@ -82,13 +86,13 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeMode
 		product:     ops,
 		judgeModel:  judgeModel,
 		pricing:     cfg.Judge.Pricing,
-		series:      newSeriesLimiter(cfg.MaxSeries),
+		series:      newSeriesLimiter(cfg.MaxSeries, cfg.Attributes.Variant != ""),
 		unscoredBy:  map[[2]string]metric.MeasurementOption{},
 		requestsBy:  map[[2]string]metric.MeasurementOption{},
 		droppedBy:   map[string]metric.MeasurementOption{},
 		stageSets:   map[stageKey]metric.MeasurementOption{},
 		sourceSets:  map[[2]string][]metric.AddOption{},
-		scoreSetsBy: map[[4]string]scoreLabelSets{},
+		scoreSetsBy: map[scoreKey]*scoreLabelSets{},
 	}
 	t.model = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel)))
 	t.promptSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelType, "prompt")))
@@ -215,82 +219,190 @@ func (t *telemetry) recordCandidates(ctx context.Context, c *candidateCounts) {
 }
 
 func (t *telemetry) recordSeriesCandidates(ctx context.Context, e candidateCount) {
-	service, dataSource, folded := t.series.admit(e.service, e.dataSource)
+	admitted, folded := t.series.admit(e.series)
 	if folded {
 		t.ops.ProcessorRagprecisionSeriesFoldedTotal.Add(ctx, e.candidates)
 	}
-	set := t.sourceSet(service, dataSource)
+	set := t.sourceSet(admitted.service, admitted.dataSource)
 	t.ops.ProcessorRagprecisionCandidateSpansTotal.Add(ctx, e.candidates, set...)
 	if e.chosen > 0 {
 		t.ops.ProcessorRagprecisionSelectedSpansTotal.Add(ctx, e.chosen, set...)
 	}
 }
 
-// recordScore adds a score to the histogram, with ctx's span as its
-// exemplar, and to the counters beside it: into tally, when there is one,
-// to be added with the other scores of its batch (flushScores), else at
-// once. Each score reaches the histogram at once; a batch's counters need
-// one Add per series rather than one per span.
-func (t *telemetry) recordScore(ctx context.Context, r scoreResult, service, dataSource string, tally *scoreTally) {
+// scoreKey is a series of score metrics.
+type scoreKey struct {
+	series
+	refSource, judgeID string
+}
+
+// The outcome and rank labels, by index (outcomeIndex, rankIndex).
+const (
+	numOutcomes = 3
+	numRanks    = 11 // ranks 1 to 10, and 11+
+)
+
+var outcomeOrder = [numOutcomes]scoring.Outcome{scoring.OutcomeIdeal, scoring.OutcomeMisranked, scoring.OutcomeMiss}
+
+func outcomeIndex(o scoring.Outcome) int {
+	switch o {
+	case scoring.OutcomeIdeal:
+		return 0
+	case scoring.OutcomeMisranked:
+		return 1
+	}
+	return 2
+}
+
+// rankIndex is the index of a 1-based rank's label: its own up to 10, then
+// the one of 11+.
+func rankIndex(rank int) int { return min(rank, numRanks) - 1 }
+
+// recordScore records a score and its diagnostics: the histograms at once,
+// with ctx's span as their exemplar, and the counters beside them into
+// tally, when there is one, to be added with the other scores of its batch
+// (flushScores), else at once. A batch's counters need one Add per series
+// rather than several per span.
+func (t *telemetry) recordScore(ctx context.Context, r *scoreResult, s series, tally *scoreTally) {
 	// Folding was counted when the span was recorded as a candidate.
-	service, dataSource, _ = t.series.admit(service, dataSource)
-	sets := t.scoreSets(service, dataSource, r.refSource, r.judgeID)
+	s, _ = t.series.admit(s)
+	key := scoreKey{s, r.refSource, r.judgeID}
+	sets := t.scoreSets(key)
 	v := r.score.Value
-	t.product.ContextualPrecision.Record(ctx, v, sets.precision)
-	one := tallyScores{series: [4]string{service, dataSource, r.refSource, r.judgeID}, sets: sets, scored: 1, squares: v * v}
+	t.product.ContextualPrecision.Record(ctx, v, sets.record...)
+	one := tallyScores{key: key, sets: sets, scored: 1, squares: v * v}
 	if r.passed {
 		one.passed = 1
 	}
+	t.recordDiagnostics(r, &one)
 	if tally == nil {
-		t.addScores(one)
+		t.addScores(&one)
 		return
 	}
-	tally.addScores(one)
+	tally.addScores(&one)
 }
 
-// addScores adds a series' scored and passed counts and squared scores.
-func (t *telemetry) addScores(s tallyScores) {
+// recordDiagnostics records a score's diagnostics: its nDCG and reciprocal
+// rank at once, its outcome and chunks by rank into one. Their histograms
+// carry no exemplars: CP's has the same spans', and an exemplar costs a
+// measurement a third more.
+func (t *telemetry) recordDiagnostics(r *scoreResult, one *tallyScores) {
 	ctx := context.Background()
-	t.product.ContextualPrecisionSquaresTotal.Add(ctx, s.squares, s.sets.precision)
+	t.product.RetrievalNdcg.Record(ctx, r.diag.NDCG, one.sets.record...)
+	t.product.RetrievalReciprocalRank.Record(ctx, r.diag.ReciprocalRank, one.sets.record...)
+	one.outcomes[outcomeIndex(r.diag.Outcome)]++
+	for k, verdict := range r.verdicts[:r.score.K] {
+		i := rankIndex(k + 1)
+		one.judged[i]++
+		if verdict.Relevant {
+			one.relevant[i]++
+		}
+	}
+}
+
+// addScores adds a series' counters: scored and passed spans, squared
+// scores, and the diagnostics'.
+func (t *telemetry) addScores(s *tallyScores) {
+	ctx := context.Background()
+	t.product.ContextualPrecisionSquaresTotal.Add(ctx, s.squares, s.sets.add...)
 	t.ops.ProcessorRagprecisionScoredSpansTotal.Add(ctx, s.scored, s.sets.source...)
 	if s.passed > 0 {
 		t.ops.ProcessorRagprecisionPassedSpansTotal.Add(ctx, s.passed, s.sets.source...)
+	}
+	t.addDiagnostics(ctx, s)
+}
+
+// addDiagnostics adds a series' outcomes and chunks by rank.
+func (t *telemetry) addDiagnostics(ctx context.Context, s *tallyScores) {
+	for i, n := range s.outcomes {
+		if n > 0 {
+			t.product.RetrievalOutcomeTotal.Add(ctx, n, s.sets.outcomes[i]...)
+		}
+	}
+	for i, n := range s.judged {
+		if n > 0 {
+			t.product.RetrievalChunksJudgedTotal.Add(ctx, n, s.sets.ranks[i]...)
+		}
+		if r := s.relevant[i]; r > 0 {
+			t.product.RetrievalChunksRelevantTotal.Add(ctx, r, s.sets.ranks[i]...)
+		}
 	}
 }
 
 // flushScores adds what tally gathered.
 func (t *telemetry) flushScores(tally *scoreTally) {
-	for _, s := range tally.scores {
-		t.addScores(s)
+	for i := range tally.scores {
+		t.addScores(&tally.scores[i])
 	}
 	for _, s := range tally.stages {
 		t.addStage(s.key, s.n)
 	}
 }
 
-// scoreLabelSets are the attribute sets of one series of scores.
+// scoreLabelSets are the attribute sets of one series of scores, each
+// ready as the slice an instrument's variadic options take, so that
+// recording allocates nothing.
 type scoreLabelSets struct {
-	precision metric.MeasurementOption
-	source    []metric.AddOption
+	record   []metric.RecordOption
+	add      []metric.AddOption
+	outcomes [numOutcomes][]metric.AddOption
+	ranks    [numRanks][]metric.AddOption
+	source   []metric.AddOption
 }
 
 // scoreSets returns the attribute sets of a series, built once; the series
 // are bounded by max_series.
-func (t *telemetry) scoreSets(service, dataSource, refSource, judgeID string) scoreLabelSets {
-	key := [4]string{service, dataSource, refSource, judgeID}
+func (t *telemetry) scoreSets(key scoreKey) *scoreLabelSets {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s, ok := t.scoreSetsBy[key]; ok {
-		return s
+	s, ok := t.scoreSetsBy[key]
+	if !ok {
+		s = t.newScoreSetsLocked(key)
 	}
-	s := scoreLabelSets{
-		precision: metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(labelServiceName, service),
-			attribute.String(labelDataSource, dataSource),
-			attribute.String(labelReferenceSource, refSource),
-			attribute.String(labelJudgeModel, judgeID),
-		)),
-		source: t.sourceSetLocked(service, dataSource),
+	t.mu.Unlock()
+	if !ok {
+		t.startScoreSeries(s)
+	}
+	return s
+}
+
+// startScoreSeries creates a new series' outcome and per-rank counters at
+// 0, so that shares of them have every term from the start, and only
+// counts that are not 0 need adding later.
+func (t *telemetry) startScoreSeries(s *scoreLabelSets) {
+	ctx := context.Background()
+	for i := range s.outcomes {
+		t.product.RetrievalOutcomeTotal.Add(ctx, 0, s.outcomes[i]...)
+	}
+	for i := range s.ranks {
+		t.product.RetrievalChunksJudgedTotal.Add(ctx, 0, s.ranks[i]...)
+		t.product.RetrievalChunksRelevantTotal.Add(ctx, 0, s.ranks[i]...)
+	}
+}
+
+func (t *telemetry) newScoreSetsLocked(key scoreKey) *scoreLabelSets {
+	labels := []attribute.KeyValue{
+		attribute.String(labelServiceName, key.service),
+		attribute.String(labelDataSource, key.dataSource),
+		attribute.String(labelReferenceSource, key.refSource),
+		attribute.String(labelJudgeModel, key.judgeID),
+	}
+	if key.variant != "" {
+		labels = append(labels, attribute.String(labelVariant, key.variant))
+	}
+	with := func(extra ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(labels), extra...)...))
+	}
+	product := with()
+	s := &scoreLabelSets{
+		record: []metric.RecordOption{product},
+		add:    []metric.AddOption{product},
+		source: t.sourceSetLocked(key.service, key.dataSource),
+	}
+	for i, o := range outcomeOrder {
+		s.outcomes[i] = []metric.AddOption{with(attribute.String(labelOutcome, string(o)))}
+	}
+	for i, r := range scoring.RankLabels {
+		s.ranks[i] = []metric.AddOption{with(attribute.String(labelRank, r))}
 	}
 	t.scoreSetsBy[key] = s
 	return s

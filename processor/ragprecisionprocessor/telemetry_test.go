@@ -3,6 +3,7 @@ package ragprecisionprocessor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -461,5 +462,97 @@ func TestSquaresAndPerSeriesCounts(t *testing.T) {
 		if got := counterValue(t, h.tel, c.name, wiki); got != c.wiki {
 			t.Errorf("%s{wiki} = %d, want %d", c.name, got, c.wiki)
 		}
+	}
+}
+
+// The retrieval diagnostics' metrics count what the spans carry: scored
+// retrievals by outcome, nDCG and reciprocal rank in histograms beside CP's,
+// and the chunks judged and judged relevant at each rank.
+func TestRetrievalMetrics(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("rag-api")
+	b.project("a", "q", "Paris", "Paris", "Berlin", "Paris!")                                                                     // [1,0,1] misranked
+	b.project("b", "q", "Paris", "Berlin", "Madrid", "Paris")                                                                     // [0,0,1] misranked
+	b.project("c", "q", "Paris", "Paris", "Paris.", "Rome")                                                                       // [1,1,0] ideal
+	b.project("d", "q", "Paris", "Rome", "Oslo", "Bern", "Bonn", "Kiel", "Metz", "Lyon", "Pisa", "Graz", "Riga", "Paris", "Nice") // relevant at rank 11 only
+	h.consume(b.td)
+	h.waitSpans(4)
+
+	outcomes := map[string]int64{}
+	for _, o := range []string{"ideal", "misranked", "miss"} {
+		outcomes[o] = counterValue(t, h.tel, "rag_retrieval_outcome_total", map[string]string{"outcome": o})
+	}
+	if outcomes["ideal"] != 1 || outcomes["misranked"] != 3 || outcomes["miss"] != 0 {
+		t.Errorf("outcomes %v, want ideal 1, misranked 3 (d has a relevant chunk at rank 11)", outcomes)
+	}
+	sums := map[string]float64{}
+	for _, name := range []string{"rag_retrieval_ndcg", "rag_retrieval_reciprocal_rank"} {
+		for _, dp := range histogram(t, h.tel, name).DataPoints {
+			sums[name] += dp.Sum
+			if _, ok := dp.Attributes.Value("variant"); ok {
+				t.Errorf("%s has a variant label without attributes.variant", name)
+			}
+		}
+	}
+	wantRR := 1 + 1.0/3 + 1 + 1.0/11
+	wantNDCG := (1+1.0/2)/(1+1/math.Log2(3)) + 0.5 + 1 + 1/math.Log2(12)
+	if math.Abs(sums["rag_retrieval_reciprocal_rank"]-wantRR) > 1e-9 || math.Abs(sums["rag_retrieval_ndcg"]-wantNDCG) > 1e-9 {
+		t.Errorf("sums %v, want reciprocal rank %v, nDCG %v", sums, wantRR, wantNDCG)
+	}
+	// Ranks 1-3 are judged in all four retrievals, 4-10 in d alone, and
+	// rank 11 and beyond (d's 11th and 12th chunks) count under 11+.
+	judged := map[string]int64{"1": 4, "2": 4, "3": 4, "4": 1, "10": 1, "11+": 2}
+	relevant := map[string]int64{"1": 2, "2": 1, "3": 2, "4": 0, "10": 0, "11+": 1}
+	for rank, want := range judged {
+		if got := counterValue(t, h.tel, "rag_retrieval_chunks_judged_total", map[string]string{"rank": rank}); got != want {
+			t.Errorf("chunks judged at rank %s = %d, want %d", rank, got, want)
+		}
+		if got := counterValue(t, h.tel, "rag_retrieval_chunks_relevant_total", map[string]string{"rank": rank}); got != relevant[rank] {
+			t.Errorf("chunks relevant at rank %s = %d, want %d", rank, got, relevant[rank])
+		}
+	}
+}
+
+// attributes.variant labels every product metric with the value of that
+// attribute, taken from the span, else from its resource, and variants
+// count against max_series.
+func TestVariantLabel(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Attributes.Variant = "retriever.version"
+		c.MaxSeries = 2
+	})
+	b := newBatch("rag-api")
+	b.td.ResourceSpans().At(0).Resource().Attributes().PutStr("retriever.version", "v1")
+	b.project("retrieve", question, "Paris", capitalChunks...) // v1, from the resource
+	s := b.project("retrieve", question, "Paris", capitalChunks...)
+	s.Attributes().PutStr("retriever.version", "v2") // the span's own wins
+	s = b.project("retrieve", question, "Paris", capitalChunks...)
+	s.Attributes().PutStr("retriever.version", "v3") // a third series: over max_series
+	h.consume(b.td)
+	h.waitSpans(3)
+
+	for _, name := range []string{"rag_contextual_precision", "rag_retrieval_ndcg", "rag_retrieval_reciprocal_rank"} {
+		got := map[string]uint64{}
+		for _, dp := range histogram(t, h.tel, name).DataPoints {
+			v, _ := dp.Attributes.Value("variant")
+			svc, _ := dp.Attributes.Value("service_name")
+			got[v.AsString()+"/"+svc.AsString()] += dp.Count
+		}
+		if want := map[string]uint64{"v1/rag-api": 1, "v2/rag-api": 1, "other/other": 1}; !maps.Equal(got, want) {
+			t.Errorf("%s by variant/service %v, want %v", name, got, want)
+		}
+	}
+	for _, v := range []string{"v1", "v2", "other"} {
+		if got := counterValue(t, h.tel, "rag_retrieval_outcome_total", map[string]string{"variant": v}); got != 1 {
+			t.Errorf("rag_retrieval_outcome_total{variant=%q} = %d, want 1", v, got)
+		}
+	}
+	if got := counterValue(t, h.tel, metricSeriesFolded, nil); got != 1 {
+		t.Errorf("series_folded_total = %d, want 1", got)
+	}
+	// The operational counters keep their labels: no variant.
+	if got := counterValue(t, h.tel, metricScored, map[string]string{"service_name": "rag-api", "data_source": "retrieve"}); got != 2 {
+		t.Errorf("scored_spans_total{rag-api, retrieve} = %d, want 2", got)
 	}
 }

@@ -51,6 +51,11 @@ type TelemetryBuilder struct {
 	ProcessorRagprecisionVerdictCacheHitsTotal    metric.Int64Counter
 	ProcessorRagprecisionVerdictCacheMissesTotal  metric.Int64Counter
 	ProcessorRagprecisionVerdictsTotal            metric.Int64Counter
+	RetrievalChunksJudgedTotal                    metric.Int64Counter
+	RetrievalChunksRelevantTotal                  metric.Int64Counter
+	RetrievalNdcg                                 metric.Float64Histogram
+	RetrievalOutcomeTotal                         metric.Int64Counter
+	RetrievalReciprocalRank                       metric.Float64Histogram
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -320,6 +325,38 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_ragprecision_verdicts_total",
 		metric.WithDescription("Chunk verdicts of scored spans, by the judge that decided them and whether they were relevant. [Alpha]"),
 		metric.WithUnit("{verdicts}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RetrievalChunksJudgedTotal, err = builder.meter.Int64Counter(
+		"rag_retrieval_chunks_judged_total",
+		metric.WithDescription("Chunks judged, by rank, in scored retrievals; with retrieval_chunks_relevant_total, the share of relevant chunks at each rank, which says how deep the retriever needs to go. [Alpha]"),
+		metric.WithUnit("{chunks}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RetrievalChunksRelevantTotal, err = builder.meter.Int64Counter(
+		"rag_retrieval_chunks_relevant_total",
+		metric.WithDescription("Chunks judged relevant, by rank, in scored retrievals. [Alpha]"),
+		metric.WithUnit("{chunks}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RetrievalNdcg, err = builder.meter.Float64Histogram(
+		"rag_retrieval_ndcg",
+		metric.WithDescription("Binary nDCG of scored retrievals over their judged chunks. [Alpha]"),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries([]float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.RetrievalOutcomeTotal, err = builder.meter.Int64Counter(
+		"rag_retrieval_outcome_total",
+		metric.WithDescription("Scored retrievals by outcome. [Alpha]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RetrievalReciprocalRank, err = builder.meter.Float64Histogram(
+		"rag_retrieval_reciprocal_rank",
+		metric.WithDescription("Reciprocal rank of the first relevant chunk of scored retrievals; 0 when none is relevant. [Alpha]"),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries([]float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}...),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -378,3 +378,81 @@ func AssertEqualProcessorRagprecisionVerdictsTotal(t *testing.T, tt *componentte
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualRetrievalChunksJudgedTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_retrieval_chunks_judged_total",
+		Description: "Chunks judged, by rank, in scored retrievals; with retrieval_chunks_relevant_total, the share of relevant chunks at each rank, which says how deep the retriever needs to go. [Alpha]",
+		Unit:        "{chunks}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_retrieval_chunks_judged_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRetrievalChunksRelevantTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_retrieval_chunks_relevant_total",
+		Description: "Chunks judged relevant, by rank, in scored retrievals. [Alpha]",
+		Unit:        "{chunks}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_retrieval_chunks_relevant_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRetrievalNdcg(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_retrieval_ndcg",
+		Description: "Binary nDCG of scored retrievals over their judged chunks. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Histogram[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_retrieval_ndcg")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRetrievalOutcomeTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_retrieval_outcome_total",
+		Description: "Scored retrievals by outcome. [Alpha]",
+		Unit:        "{spans}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_retrieval_outcome_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRetrievalReciprocalRank(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_retrieval_reciprocal_rank",
+		Description: "Reciprocal rank of the first relevant chunk of scored retrievals; 0 when none is relevant. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Histogram[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_retrieval_reciprocal_rank")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

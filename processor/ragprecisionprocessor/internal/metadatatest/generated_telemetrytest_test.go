@@ -61,6 +61,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorRagprecisionVerdictCacheHitsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictCacheMissesTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictsTotal.Add(context.Background(), 1)
+	tb.RetrievalChunksJudgedTotal.Add(context.Background(), 1)
+	tb.RetrievalChunksRelevantTotal.Add(context.Background(), 1)
+	tb.RetrievalNdcg.Record(context.Background(), 1)
+	tb.RetrievalOutcomeTotal.Add(context.Background(), 1)
+	tb.RetrievalReciprocalRank.Record(context.Background(), 1)
 	AssertEqualContextualPrecision(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
@@ -129,6 +134,21 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionVerdictsTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRetrievalChunksJudgedTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRetrievalChunksRelevantTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRetrievalNdcg(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRetrievalOutcomeTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRetrievalReciprocalRank(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 
 	require.NoError(t, testTel.Shutdown(context.Background()))

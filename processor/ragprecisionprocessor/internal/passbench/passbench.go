@@ -69,10 +69,11 @@ var Sink int
 // processes, as "<name>-ns/span"; and for each that is not one of the
 // baselines (Noop, Keys, Walk, Read, named "noop", "keys", "walk" and
 // "read"), its ratio to each baseline but the no-op, as
-// "<name>-x-<baseline>".
-func Interleaved(b *testing.B, spansPerBatch int, names []string, batches ...func()) {
+// "<name>-x-<baseline>". It returns the ns per span of each.
+func Interleaved(b *testing.B, spansPerBatch int, names []string, batches ...func()) []float64 {
 	if len(names) != len(batches) {
 		b.Fatalf("%d names for %d batches", len(names), len(batches))
+		return nil
 	}
 	fastest := make([]time.Duration, len(batches))
 	for i := range fastest {
@@ -100,6 +101,11 @@ func Interleaved(b *testing.B, spansPerBatch int, names []string, batches ...fun
 		}
 	}
 	b.ReportMetric(0, "ns/op") // the sum of the above over a batch: not meaningful
+	out := make([]float64, len(batches))
+	for i := range out {
+		out[i] = perSpan(i)
+	}
+	return out
 }
 
 var baselines = []string{"noop", "keys", "walk", "read"}
