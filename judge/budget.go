@@ -12,7 +12,7 @@ import (
 // behind a slow or expensive judge.
 //
 // A judgement needing more requests than the bucket holds (a span with more
-// chunks than max_requests_per_second, in per_chunk mode) is admitted when
+// chunks than the budget allows per second, one request per chunk) is admitted when
 // the bucket is full and leaves it in debt, so large spans are delayed by
 // the refill rather than refused forever, and the long-run rate still holds.
 // golang.org/x/time/rate cannot express that debt (ReserveN refuses n > burst),

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
+	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
 // BenchmarkCacheHit measures a judgement answered entirely from the verdict
@@ -47,20 +49,14 @@ func BenchmarkCacheHit(b *testing.B) {
 				}
 				baseline = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			})
-			for _, model := range []string{"openai:bench-judge"} {
-				b.Run(strings.Split(model, ":")[0], func(b *testing.B) {
+			for _, provider := range []string{openai.ProviderOpenAI} {
+				b.Run(provider, func(b *testing.B) {
 					srv := chattest.NewServer(chattest.KeywordJudge("harbour"))
 					defer srv.Close()
-					cfg := judge.Config{
-						Model: model, BaseURL: srv.URL, Mode: judge.ModePerChunk, ResponseFormat: judge.FormatAuto,
-						Timeout: 10 * time.Second, MaxConcurrency: 8, MaxChunkChars: 4000,
-						CacheSize: 1000, CacheTTL: time.Hour,
-					}
-					e, err := judge.New(cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer e.Close()
+					c := judgetest.NewLLM(srv.URL)
+					c.Provider, c.Model, c.APIKey, c.Timeout = provider, "bench-judge", "", 10*time.Second
+					c.MaxConcurrency, c.MaxRetries, c.CacheSize, c.CacheTTL = 8, 0, 1000, time.Hour
+					e := c.New(b)
 					ctx := context.Background()
 					first, err := e.Judge(ctx, req)
 					if err != nil {

@@ -11,13 +11,14 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
 )
 
 // BenchmarkJudgedThroughput judges distinct retrievals through the real
 // go-openai client against a local Chat Completions server that answers
 // every request after a fixed latency, with more judgements waiting than
 // there are slots, and reports the spans judged per second as a share of
-// Little's-law limit: max_concurrency requests in flight, each taking the
+// Little's-law limit: MaxConcurrency requests in flight, each taking the
 // latency, so slots / latency requests per second, and in per_chunk mode
 // one request per chunk. The limit is the baseline: what any scheduler
 // could do with those slots. The cache is off and every chunk distinct, so
@@ -36,15 +37,10 @@ func BenchmarkJudgedThroughput(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
 			srv := chattest.NewServer(fixedLatency(latency))
 			defer srv.Close()
-			e, err := judge.New(judge.Config{
-				Model: "openai:bench-judge", BaseURL: srv.URL, Mode: judge.ModePerChunk,
-				ResponseFormat: judge.FormatAuto, Timeout: 10 * time.Second, MaxConcurrency: slots,
-				MaxChunkChars: 4000, CacheSize: 0,
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
+			c := judgetest.NewLLM(srv.URL)
+			c.Model, c.APIKey, c.Timeout = "bench-judge", "", 10*time.Second
+			c.MaxConcurrency, c.MaxRetries, c.CacheSize = slots, 0, 0
+			e := c.New(b)
 			var seq atomic.Int64
 			// Twice as many judgements waiting as there are slots: the
 			// scheduler always has a request to send when a slot frees.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
+	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
 )
@@ -77,17 +77,11 @@ func TestCorpusWellFormed(t *testing.T) {
 // clearly on average, and — so that the demo stays instructive — not every
 // good ranking may be perfect.
 func TestJudgeSeparatesRankings(t *testing.T) {
-	j, err := judge.New(judge.Config{
-		Model:          "builtin:lexical",
-		Mode:           judge.ModePerChunk,
-		ResponseFormat: judge.FormatAuto,
-		Timeout:        time.Second,
-		MaxConcurrency: 1,
-		MaxChunkChars:  4000,
-	})
+	j, err := config.NewJudge(config.Default().Judge, config.Cache{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer j.Close()
 	cp := func(q question, ids []string) float64 {
 		res, err := j.Judge(context.Background(), judge.Request{Query: q.text, Reference: q.answer, Chunks: texts(ids)})
 		if err != nil {
