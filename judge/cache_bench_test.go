@@ -13,18 +13,13 @@ import (
 	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
-// BenchmarkCacheHit measures a judgement answered entirely from the verdict
-// cache (a retrieval judged before), through Engine.Judge as the processor
-// calls it, against its baseline measured first in the same run: a bare Go
-// map lookup per chunk, keyed by the chunk's text, the least any cache
-// could cost. "x-map-lookup" is the engine's time per judgement over the
-// baseline's.
+// BenchmarkCacheHit measures a judgement answered entirely from an LLM
+// judge's verdict cache, through Engine.Judge as the processor calls it,
+// against a baseline measured first in the same run: a bare map lookup per
+// chunk, the least any cache could cost ("x-map-lookup" is the ratio). A
+// request to the judge during the timed loop fails it: that is no hit.
 //
 //	go test -run '^$' -bench CacheHit -benchmem ./judge/
-//
-// The LLM judge's cache is keyed per chunk (builtin:lexical has no cache:
-// it judges again for less). A request to the judge during the timed loop
-// fails the benchmark: it would not be a hit.
 func BenchmarkCacheHit(b *testing.B) {
 	for _, chunks := range []int{1, 5} {
 		req := cachedRequest(chunks)

@@ -376,12 +376,10 @@ func TestDeduplicationWithoutCache(t *testing.T) {
 	}
 }
 
-// CacheLookups is called as chunks are looked up, and only then: tests that
-// let a shared request finish once every judgement has looked its chunk up
-// count its calls. A judgement committed while its chunk was still queued
-// reported an empty lookup, so that such a wait could end before the chunk
-// was attached to the request in flight, and the request was made twice
-// (TestDeduplicationWithoutCache failed about one run in fifteen).
+// CacheLookups is called as chunks are looked up, and only then: the tests
+// that let a shared request finish once every judgement has looked its
+// chunk up rely on it, and an empty lookup reported early would let them
+// release the request before the chunk was attached to it.
 func TestCacheLookupsReportOnlyChunksLookedUp(t *testing.T) {
 	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
 	obs := judgetest.NewRecordingObserver()

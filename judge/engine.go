@@ -11,14 +11,10 @@ import (
 
 // Engine judges retrievals: one Backend behind the verdict cache, in-flight
 // de-duplication, a bounded scheduler of requests with retries, a budget,
-// and a health breaker.
-//
-// Judgements are scheduled earliest deadline first, a whole retrieval at a
-// time, so that under a burst retrievals finish one after another instead of
-// all interleaving and none finishing (worker.go). A judgement that cannot
-// finish before its deadline at the judge's current latency is refused at
-// once (ErrNoCapacity), or failed as soon as that is clear, rather than paid
-// for and thrown away.
+// and a health breaker. Judgements are scheduled earliest deadline first, a
+// whole retrieval at a time, so that under a burst they finish one after
+// another instead of none finishing; one that cannot finish in time at the
+// current latency is refused (ErrNoCapacity) rather than paid for.
 type Engine struct {
 	be            Backend
 	ident         string

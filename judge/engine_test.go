@@ -48,9 +48,8 @@ func TestCloseEndsJudgementsInFlight(t *testing.T) {
 }
 
 // Every request the observer counts reached the server, and every request
-// the server received was counted, whatever ends the judgements: before the
-// scheduler, judgements whose deadline passed while they waited for a slot
-// were counted as failed requests although nothing was sent.
+// the server received was counted, whatever ends the judgements: one whose
+// deadline passes while it waits for a slot was never a request.
 func TestRequestsCountedAreRequestsSent(t *testing.T) {
 	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		rep := chattest.KeywordJudge("x")(n, r)

@@ -14,20 +14,14 @@ import (
 	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
 )
 
-// BenchmarkJudgedThroughput judges distinct retrievals through the real
-// go-openai client against a local Chat Completions server that answers
-// every request after a fixed latency, with more judgements waiting than
-// there are slots, and reports the spans judged per second as a share of
-// Little's-law limit: MaxConcurrency requests in flight, each taking the
-// latency, so slots / latency requests per second, and in per_chunk mode
-// one request per chunk. The limit is the baseline: what any scheduler
-// could do with those slots. The cache is off and every chunk distinct, so
-// every chunk costs a request.
+// BenchmarkJudgedThroughput judges distinct retrievals (no cache, every chunk
+// a request) through the real go-openai client against a local server that
+// answers after a fixed latency, with more judgements waiting than slots,
+// and reports the spans judged per second as a share of Little's-law limit,
+// slots / latency requests per second: what any scheduler could do with
+// those slots. A longer -benchtime shrinks the share of filling and draining.
 //
 //	go test -run '^$' -bench JudgedThroughput -benchtime 5s ./judge/
-//
-// A longer -benchtime makes the first and last rounds (slots filling up,
-// then draining) a smaller part of the run.
 func BenchmarkJudgedThroughput(b *testing.B) {
 	const (
 		latency = 100 * time.Millisecond
