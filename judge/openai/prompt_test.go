@@ -70,7 +70,7 @@ func TestPromptInjectionIsFenced(t *testing.T) {
 	}
 }
 
-// SPEC §8 in batched mode: a chunk that forges fences or instructions
+// In batched mode too, a chunk that forges fences or instructions
 // changes neither the system prompt nor the message's real fences, and is
 // carried verbatim inside its own.
 func TestBatchedInjectionIsFenced(t *testing.T) {
