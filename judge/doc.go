@@ -1,9 +1,10 @@
 // Package judge is the engine that decides, through a Backend, whether
-// retrieved chunks are relevant to a reference text. It owns the public types
-// and what every backend gets alike: earliest-deadline scheduling of bounded
+// retrieved chunks are relevant to a reference text: the public types, and
+// what every backend gets alike (earliest-deadline scheduling of bounded
 // requests, retries, the verdict cache and de-duplication, the budget, the
-// health breaker, the latency estimate and a cascade's first stage. Backends
-// are packages of their own (judge/openai, judge/builtin); this one imports
-// neither a client library, nor net/http, nor the collector, so that it can
-// be used and benchmarked outside one.
+// health breaker, the latency estimate, a cascade's first stage). A
+// judgement goes New/Judge (engine.go), Admit/Commit (ticket.go), the workers
+// (worker.go), shared requests (flight.go). Backends are packages of their
+// own (judge/openai, judge/builtin); this one imports no client library, no
+// net/http and nothing of the collector.
 package judge
