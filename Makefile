@@ -127,6 +127,11 @@ lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@# What go generate writes (mdatagen's code and docs, the metric tables)
+	@# must be what is committed: it changes nothing, also on a dirty tree.
+	@before="$$(git status --porcelain; git diff)"; $(GO) generate ./... || exit 1; \
+	  if [ "$$before" != "$$(git status --porcelain; git diff)" ]; then \
+	    echo "go generate ./... changed files: commit what it generates"; git status --short; exit 1; fi
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).

@@ -94,6 +94,9 @@ type Config struct {
 	// Cache configures the verdict cache of LLM judges.
 	Cache Cache `mapstructure:"cache"`
 
+	// ProductMetrics says where the rag_* metrics go out.
+	ProductMetrics ProductMetrics `mapstructure:"product_metrics"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -150,6 +153,7 @@ func Default() *Config {
 		TraceJoin:          TraceJoin{Enabled: false, Wait: 10 * time.Second, MaxTraces: 10000, MaxBytes: 16 << 20},
 		Judge:              defaultJudge(),
 		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
+		ProductMetrics:     defaultProductMetrics(),
 	}
 }
 
@@ -262,6 +266,7 @@ func (c *Config) Validate() error {
 			add("%s: attribute name %q has surrounding whitespace", a.key, a.name)
 		}
 	}
+	c.ProductMetrics.validate(add)
 	errs = append(errs, c.Judge.problems("judge")...)
 	errs = append(errs, c.Cache.problems()...)
 	return errors.Join(errs...)

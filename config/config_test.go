@@ -93,6 +93,8 @@ func TestFullConfig(t *testing.T) {
 	want.Judge.ClientConfig.ProxyURL = "http://proxy.internal:3128"
 	want.Judge.ClientConfig.TLS.CAFile = "/etc/ssl/private-ca.pem"
 	want.Judge.ClientConfig.TLS.ServerName = "llm.internal"
+	want.ProductMetrics = defaultProductMetrics()
+	want.ProductMetrics.ServerConfig.NetAddr.Endpoint = "0.0.0.0:9465"
 	// Unexported bookkeeping of confighttp's Unmarshal is not compared.
 	want.Judge.ClientConfig = withUnexportedOf(cfg.Judge.ClientConfig, want.Judge.ClientConfig)
 	if !reflect.DeepEqual(cfg, want) {

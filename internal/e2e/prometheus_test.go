@@ -40,6 +40,8 @@ const (
 
 // The live test's collector: an LLM judge (the local keyword judge) with
 // pricing, so that requests, tokens, latency, cache and cost all have data.
+// Its product metrics are on product_metrics.endpoint, the operational ones
+// on its own telemetry: the rules and the dashboard read both.
 const liveCollectorConfig = `
 receivers:
   otlp:
@@ -62,6 +64,8 @@ processors:
         input_per_million: 0.15
         output_per_million: 0.6
         currency: USD
+    product_metrics:
+      endpoint: 127.0.0.1:{{PRODUCT}}
   batch:
     timeout: 100ms
 exporters:
@@ -154,8 +158,10 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Stop()
-	ports := map[string]string{"GRPC": freePort(t), "METRICS": freePort(t), "HEALTH": freePort(t), "JUDGE": judge.URL, "SINK": sink.Addr()}
+	ports := map[string]string{"GRPC": freePort(t), "METRICS": freePort(t), "PRODUCT": freePort(t), "HEALTH": freePort(t), "JUDGE": judge.URL, "SINK": sink.Addr()}
 	c := launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"])
+	metricsURL := "http://127.0.0.1:" + ports["METRICS"] + "/metrics"
+	productURL := "http://127.0.0.1:" + ports["PRODUCT"] + "/metrics"
 
 	rulesData, err := os.ReadFile(rulesFile)
 	if err != nil {
@@ -173,7 +179,7 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom := startPrometheus(t, promBin, scrapeConfig("127.0.0.1:"+ports["METRICS"], "ragprecision.rules.yml"),
+	prom := startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + ports["METRICS"], "127.0.0.1:" + ports["PRODUCT"]}, "ragprecision.rules.yml"),
 		map[string][]byte{"ragprecision.rules.yml": scaled})
 	prom.waitTargetsUp(t)
 	exprs := liveExpressions(t, rules)
@@ -268,7 +274,12 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	// Flush the traffic while the collector still listens: the SDK's last
 	// export fails once it has stopped.
 	gen.shutdown(t)
-	checkCatalogAgainstScrape(t, "http://127.0.0.1:"+ports["METRICS"]+"/metrics", nil)
+	checkCatalogAgainstScrape(t, []string{metricsURL, productURL}, nil)
+	for name := range scrape(t, metricsURL) {
+		if strings.HasPrefix(name, "rag_") {
+			t.Errorf("%s is on the collector's own endpoint as well as on product_metrics.endpoint: scraped twice, it would count twice", name)
+		}
+	}
 	c.stop(t)
 }
 
@@ -374,12 +385,21 @@ func reportTuning(t *testing.T, prom *promServer, sent []sentRetrieval, start ti
 }
 
 // checkCatalogAgainstScrape holds promcheck's catalog against a live
-// scrape: every processor family scraped is in the catalog with only its
-// labels (beyond extra, labels an exporter adds) and closed-set values, and
-// the families and values that exist from the start are all there.
-func checkCatalogAgainstScrape(t *testing.T, url string, extra []string) {
+// scrape of one collector's endpoints: every processor family scraped is in
+// the catalog with only its labels (beyond extra, labels an exporter adds)
+// and closed-set values, and the families and values that exist from the
+// start are all there.
+func checkCatalogAgainstScrape(t *testing.T, urls []string, extra []string) {
 	t.Helper()
-	families := scrape(t, url)
+	families := map[string]*dto.MetricFamily{}
+	for _, url := range urls {
+		for name, f := range scrape(t, url) {
+			if _, dup := families[name]; dup && strings.HasPrefix(name, "rag_") {
+				t.Errorf("%s is served by more than one of %v", name, urls)
+			}
+			families[name] = f
+		}
+	}
 	catalog := map[string]promcheck.Family{}
 	for _, f := range promcheck.Catalog() {
 		catalog[f.Name] = f
@@ -438,9 +458,10 @@ func checkCatalogAgainstScrape(t *testing.T, url string, extra []string) {
 	}
 }
 
-// The exemplars test runs the two example files themselves.
+// The exemplar tests run the example files themselves.
 const (
 	exemplarsExample = "../../examples/exemplars.yaml"
+	pushExample      = "../../examples/exemplars-push.yaml"
 	gatewayExample   = "../../examples/exemplars-gateway.yaml"
 )
 
@@ -448,16 +469,49 @@ const (
 // OpenMetrics text format.
 var openMetricsExemplar = regexp.MustCompile(`^rag_contextual_precision_bucket\{[^}]*\} \S+ # \{([^}]*)\} (\S+)`)
 
-// TestPrometheusExemplars runs examples/exemplars.yaml and its gateway,
-// examples/exemplars-gateway.yaml, and shows that the histogram's exemplars
-// reach Prometheus: on the gateway's OpenMetrics scrape, and in
-// Prometheus's exemplar storage, naming trace and span IDs of retrieval
-// spans the test sent. The processor's metrics keep the names of the pull
-// endpoint on this path, and both collectors stop cleanly.
+// TestPrometheusExemplars runs examples/exemplars.yaml: one collector,
+// scraped by a plain Prometheus with exemplar storage on, shows the
+// histogram's exemplars, naming trace and span IDs of retrieval spans the
+// test sent, and the collector's two endpoints carry the catalog's families.
 func TestPrometheusExemplars(t *testing.T) {
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(exemplarsExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := otlpsink.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop()
+	grpc, health, product, metrics := freePort(t), freePort(t), freePort(t), freePort(t)
+	c := launchCollector(t, bin, string(example), health,
+		"RAGPRECISION_HEALTH=127.0.0.1:"+health,
+		"RAGPRECISION_OTLP_GRPC=127.0.0.1:"+grpc,
+		"RAGPRECISION_OTLP_HTTP=127.0.0.1:"+freePort(t),
+		"RAGPRECISION_PRODUCT_METRICS=127.0.0.1:"+product,
+		"RAGPRECISION_METRICS_HOST=127.0.0.1",
+		"RAGPRECISION_METRICS_PORT="+metrics,
+		"OTLP_BACKEND="+sink.Addr(),
+		"OTLP_BACKEND_INSECURE=true")
+	prom := startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + product, "127.0.0.1:" + metrics}), nil, "--enable-feature=exemplar-storage")
+	start := time.Now()
+	sent := sendForExemplars(t, "127.0.0.1:"+grpc)
+	productURL := "http://127.0.0.1:" + product + "/metrics"
+	checkExemplars(t, prom, productURL, sent, start)
+	checkCatalogAgainstScrape(t, []string{productURL, "http://127.0.0.1:" + metrics + "/metrics"}, nil)
+	c.stop(t)
+}
+
+// TestPrometheusExemplarsGateway runs examples/exemplars-push.yaml and its
+// gateway, examples/exemplars-gateway.yaml: the collector pushes its
+// metrics over OTLP, the gateway serves them with exemplars under the names
+// of the pull endpoint, and both collectors stop cleanly.
+func TestPrometheusExemplarsGateway(t *testing.T) {
+	bin := collectorBinary(t)
+	promBin := prometheusBinary(t)
+	example, err := os.ReadFile(pushExample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,13 +540,25 @@ func TestPrometheusExemplars(t *testing.T) {
 		"TELEMETRY_GATEWAY=127.0.0.1:"+gatewayOTLP,
 		"OTLP_BACKEND="+sink.Addr(),
 		"OTLP_BACKEND_INSECURE=true")
-	prom := startPrometheus(t, promBin, scrapeConfig("127.0.0.1:"+promPort), nil, "--enable-feature=exemplar-storage")
+	prom := startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + promPort}), nil, "--enable-feature=exemplar-storage")
 	start := time.Now()
+	sent := sendForExemplars(t, "127.0.0.1:"+grpc)
+	exporter := "http://127.0.0.1:" + promPort + "/metrics"
+	checkExemplars(t, prom, exporter, sent, start)
+	// Same names and labels as the pull endpoint, plus the exporter's job
+	// and instance (from the collector's resource).
+	checkCatalogAgainstScrape(t, []string{exporter}, []string{"job", "instance"})
+	c.stop(t)
+	gateway.stop(t)
+}
 
-	// 400 retrievals; the example samples 10% of traces.
+// sendForExemplars sends 400 retrievals (the examples sample 10% of
+// traces) and returns the span ID of each trace's retrieval span.
+func sendForExemplars(t *testing.T, grpc string) map[string]string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	gen := newTrafficGen(ctx, t, "127.0.0.1:"+grpc)
+	gen := newTrafficGen(ctx, t, grpc)
 	for range 400 {
 		gen.send(ctx)
 	}
@@ -501,17 +567,22 @@ func TestPrometheusExemplars(t *testing.T) {
 	for _, s := range gen.retrievals() {
 		sent[s.traceID] = s.spanID
 	}
+	return sent
+}
 
-	// The gateway's OpenMetrics scrape carries exemplars on the buckets.
-	exporter := "http://127.0.0.1:" + promPort + "/metrics"
+// checkExemplars checks that the OpenMetrics scrape of url carries
+// exemplars on the histogram's buckets, that Prometheus stores them, and
+// that each names a retrieval span of sent.
+func checkExemplars(t *testing.T, prom *promServer, url string, sent map[string]string, start time.Time) {
+	t.Helper()
 	var found []string
 	deadline := time.Now().Add(30 * time.Second)
 	for len(found) == 0 && time.Now().Before(deadline) {
-		found = openMetricsExemplars(t, exporter)
+		found = openMetricsExemplars(t, url)
 		time.Sleep(500 * time.Millisecond)
 	}
 	if len(found) == 0 {
-		t.Fatalf("no exemplar on rag_contextual_precision_bucket at %s", exporter)
+		t.Fatalf("no exemplar on rag_contextual_precision_bucket at %s", url)
 	}
 	for _, e := range found {
 		traceID, spanID := exemplarIDs(e)
@@ -521,8 +592,8 @@ func TestPrometheusExemplars(t *testing.T) {
 	}
 	t.Logf("OpenMetrics scrape: %d buckets carry an exemplar, e.g. %s", len(found), found[0])
 
-	// Prometheus stores them and answers query_exemplars.
 	var stored []exemplar
+	var err error
 	deadline = time.Now().Add(30 * time.Second)
 	for len(stored) == 0 && time.Now().Before(deadline) {
 		stored, err = prom.exemplars("rag_contextual_precision_bucket", start, time.Now())
@@ -544,12 +615,6 @@ func TestPrometheusExemplars(t *testing.T) {
 	}
 	t.Logf("Prometheus /api/v1/query_exemplars: %d exemplars, e.g. trace_id=%s span_id=%s value %v (series le=%s)",
 		len(stored), stored[0].Labels["trace_id"], stored[0].Labels["span_id"], stored[0].Value, stored[0].SeriesLabels["le"])
-
-	// Same names and labels as the pull endpoint, plus the exporter's job
-	// and instance (from the collector's resource).
-	checkCatalogAgainstScrape(t, exporter, []string{"job", "instance"})
-	c.stop(t)
-	gateway.stop(t)
 }
 
 // openMetricsExemplars returns the exemplar label sets on the histogram's

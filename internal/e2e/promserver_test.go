@@ -282,7 +282,7 @@ func (p *promServer) exemplars(expr string, start, end time.Time) ([]exemplar, e
 
 // scrapeConfig is a prometheus.yml scraping one target every second and
 // evaluating rules every second.
-func scrapeConfig(target string, ruleFiles ...string) string {
+func scrapeConfig(targets []string, ruleFiles ...string) string {
 	var b strings.Builder
 	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n")
 	if len(ruleFiles) > 0 {
@@ -291,6 +291,6 @@ func scrapeConfig(target string, ruleFiles ...string) string {
 			fmt.Fprintf(&b, "  - %s\n", f)
 		}
 	}
-	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: otelcol-ragprecision\n    static_configs:\n      - targets: ['%s']\n", target)
+	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: otelcol-ragprecision\n    static_configs:\n      - targets: ['%s']\n", strings.Join(targets, "', '"))
 	return b.String()
 }

@@ -2,12 +2,13 @@ package promcheck
 
 import (
 	"sort"
+	"sync"
 
-	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/internal/metricdefs"
 )
 
 // Family is a metric family the collector exports on its Prometheus
-// endpoint, as processor/ragprecisionprocessor/telemetry.go defines it.
+// endpoint, as processor/ragprecisionprocessor/metadata.yaml defines it.
 type Family struct {
 	Name string
 	// Histogram families are queried as _bucket (with le), _sum and _count.
@@ -23,72 +24,30 @@ type Family struct {
 // TargetLabels are added by Prometheus to every scraped series.
 var TargetLabels = []string{"job", "instance"}
 
-var (
-	precisionLabels = []string{"service_name", "data_source", "reference_source", "judge_model"}
-	sourceLabels    = []string{"service_name", "data_source"}
+var catalog = sync.OnceValues(metricdefs.Load)
 
-	// UnscoredStatuses are the statuses of selected spans forwarded without
-	// a score (SPEC §5); all exist from the start, at 0.
-	UnscoredStatuses = []string{"no_chunks", "no_reference", "too_large", "judge_error", "timeout", "budget", "overflow", "shutdown"}
-	// OverflowReasons are the reasons of status overflow.
-	OverflowReasons = []string{"max_pending_spans", "max_pending_bytes", "judge_capacity"}
-	// DropReasons are the reasons of dropped spans; both exist from the
-	// start, at 0.
-	DropReasons = []string{"refused", "shutdown"}
-)
-
-func judgeReasons() []string {
-	var out []string
-	for _, r := range judge.Reasons {
-		out = append(out, string(r))
-	}
-	return out
-}
-
-func judgeOutcomes() []string {
-	var out []string
-	for _, o := range judge.Outcomes {
-		out = append(out, string(o))
-	}
-	return out
-}
-
-// Catalog lists every metric family of the ragprecision processor. The
-// end-to-end test holds it against a live scrape of the built collector, so
-// it cannot drift from the code.
+// Catalog lists every metric family of the ragprecision processor, read
+// from its metadata.yaml. The end-to-end test holds it against a live
+// scrape of the built collector, so it cannot drift from the code.
 func Catalog() []Family {
-	return []Family{
-		{Name: "rag_contextual_precision", Histogram: true, Labels: precisionLabels,
-			Buckets: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
-		{Name: "rag_contextual_precision_squares_total", Labels: precisionLabels},
-		{Name: "otelcol_processor_ragprecision_candidate_spans_total", Labels: sourceLabels},
-		{Name: "otelcol_processor_ragprecision_selected_spans_total", Labels: sourceLabels},
-		{Name: "otelcol_processor_ragprecision_scored_spans_total", Labels: sourceLabels},
-		{Name: "otelcol_processor_ragprecision_passed_spans_total", Labels: sourceLabels},
-		{Name: "otelcol_processor_ragprecision_unscored_spans_total", Labels: []string{"status", "reason"},
-			Values: map[string][]string{"status": UnscoredStatuses, "reason": append(judgeReasons(), OverflowReasons...)}},
-		{Name: "otelcol_processor_ragprecision_judge_requests_total", Labels: []string{"judge_model", "outcome", "reason"},
-			Values: map[string][]string{"outcome": judgeOutcomes(), "reason": judgeReasons()}},
-		{Name: "otelcol_processor_ragprecision_judge_latency_seconds", Histogram: true, Labels: []string{"judge_model"},
-			Buckets: []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}},
-		{Name: "otelcol_processor_ragprecision_judge_tokens_total", Labels: []string{"judge_model", "type"},
-			Values: map[string][]string{"type": {"prompt", "completion"}}},
-		{Name: "otelcol_processor_ragprecision_judge_cost_total", Labels: []string{"judge_model", "currency"}},
-		{Name: "otelcol_processor_ragprecision_verdict_cache_hits_total", Labels: []string{"judge_model"}},
-		{Name: "otelcol_processor_ragprecision_verdict_cache_misses_total", Labels: []string{"judge_model"}},
-		{Name: "otelcol_processor_ragprecision_judge_up", Labels: []string{"judge_model"}},
-		{Name: "otelcol_processor_ragprecision_held_spans"},
-		{Name: "otelcol_processor_ragprecision_held_bytes"},
-		{Name: "otelcol_processor_ragprecision_max_pending_spans"},
-		{Name: "otelcol_processor_ragprecision_max_pending_bytes"},
-		{Name: "otelcol_processor_ragprecision_dropped_spans_total", Labels: []string{"reason"},
-			Values: map[string][]string{"reason": DropReasons}},
-		{Name: "otelcol_processor_ragprecision_series_folded_total"},
-		{Name: "otelcol_processor_ragprecision_verdicts_total", Labels: []string{"judge_model", "stage", "relevant"},
-			Values: map[string][]string{"relevant": {"true", "false"}}},
-		{Name: "otelcol_processor_ragprecision_trace_answers"},
-		{Name: "otelcol_processor_ragprecision_trace_answers_evicted_total"},
+	ms, err := catalog()
+	if err != nil {
+		panic("promcheck: " + err.Error())
 	}
+	out := make([]Family, len(ms))
+	for i, m := range ms {
+		f := Family{Name: m.Name, Histogram: m.Kind == "histogram", Labels: m.LabelNames(), Buckets: m.Buckets}
+		for _, l := range m.Labels {
+			if len(l.Values) > 0 {
+				if f.Values == nil {
+					f.Values = map[string][]string{}
+				}
+				f.Values[l.Name] = l.Values
+			}
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // seriesInfo is what a queryable series name may carry.

@@ -2,6 +2,7 @@ package ragprecisionprocessor
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -11,51 +12,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
 )
-
-// Span attributes written by the processor (SPEC §5).
-const (
-	attrPrecision       = "rag.contextual_precision"
-	attrPassed          = "rag.contextual_precision.passed"
-	attrK               = "rag.contextual_precision.k"
-	attrRelevant        = "rag.contextual_precision.relevant"
-	attrVerdicts        = "rag.contextual_precision.verdicts"
-	attrReferenceSource = "rag.contextual_precision.reference_source"
-	attrJudge           = "rag.contextual_precision.judge"
-	attrSampleRate      = "rag.contextual_precision.sample_rate"
-	attrStatus          = "rag.contextual_precision.status"
-	// attrReason says which failure a judge_error was, or which limit an
-	// overflow hit, so that an outage never reads as a capacity problem.
-	attrReason = "rag.contextual_precision.reason"
-
-	eventEvaluation      = "gen_ai.evaluation.result"
-	attrEvalName         = "gen_ai.evaluation.name"
-	attrEvalScoreValue   = "gen_ai.evaluation.score.value"
-	attrEvalScoreLabel   = "gen_ai.evaluation.score.label"
-	attrEvalExplanation  = "gen_ai.evaluation.explanation"
-	evaluationName       = "contextual_precision"
-	labelPass, labelFail = "pass", "fail"
-)
-
-// Values of rag.contextual_precision.status.
-const (
-	statusScored      = "scored"
-	statusNoChunks    = "no_chunks"
-	statusNoReference = "no_reference"
-	statusTooLarge    = "too_large"
-	statusJudgeError  = "judge_error"
-	statusTimeout     = "timeout"
-	statusBudget      = "budget"
-	statusOverflow    = "overflow"
-	statusShutdown    = "shutdown"
-)
-
-var allUnscoredStatuses = []string{
-	statusNoChunks, statusNoReference, statusTooLarge, statusJudgeError,
-	statusTimeout, statusBudget, statusOverflow, statusShutdown,
-}
 
 // Reasons of overflow (the judge's reasons of judge_error come from
 // judge.Reason).
@@ -73,13 +33,72 @@ const (
 	dropShutdown = "shutdown"
 )
 
-// markUnscored gives a selected span that could not be scored its status,
-// and its reason when it has one, and nothing else.
-func markUnscored(span ptrace.Span, status, reason string) {
-	span.Attributes().PutStr(attrStatus, status)
-	if reason != "" {
-		span.Attributes().PutStr(attrReason, reason)
+// annotate writes the outcome of a judgement onto span: the score, or the
+// status (and reason) it goes on with. A score's counters go into tally
+// when there is one (see telemetry.recordScore).
+func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error, tally *scoreTally) {
+	status, reason := statusOf(err)
+	if status == ragattr.StatusScored && len(res.Verdicts) != h.chunks {
+		status, reason = ragattr.StatusJudgeError, string(judge.ReasonBadReply)
 	}
+	if status != ragattr.StatusScored {
+		p.markUnscoredErr(span, status, reason, err)
+		return
+	}
+	verdicts := make([]bool, len(res.Verdicts))
+	for i, v := range res.Verdicts {
+		verdicts[i] = v.Relevant
+	}
+	score, _ := scoring.ContextualPrecision(verdicts, 0) // chunks are already cut to top_k
+	r := scoreResult{
+		score:      score,
+		passed:     scoring.Passed(score.Value, p.cfg.Threshold),
+		verdicts:   res.Verdicts,
+		refSource:  refSource,
+		judgeID:    p.judgeID,
+		sampleRate: p.sampler.rate,
+	}
+	markScored(span, r, p.now())
+	p.tel.recordScore(exemplarContext(span), r, h.service, h.dataSource, tally)
+	p.tel.recordStages(res.Verdicts, tally)
+}
+
+// markUnscored gives a selected span that could not be scored its status,
+// and its reason when it has one, counts it, and tells the operator
+// (rate-limited) why.
+func (p *ragProcessor) markUnscored(span ptrace.Span, status, reason string) {
+	p.markUnscoredErr(span, status, reason, nil)
+}
+
+// markUnscoredErr is markUnscored with the judge's failure, which the log
+// line quotes.
+func (p *ragProcessor) markUnscoredErr(span ptrace.Span, status, reason string, err error) {
+	span.Attributes().PutStr(ragattr.Status, status)
+	if reason != "" {
+		span.Attributes().PutStr(ragattr.Reason, reason)
+	}
+	p.tel.recordUnscored(status, reason)
+	p.warn.unscored(status, reason, err)
+}
+
+// statusOf maps a judgement's error to the span's status and its reason.
+func statusOf(err error) (status, reason string) {
+	switch {
+	case err == nil:
+		return ragattr.StatusScored, ""
+	case errors.Is(err, judge.ErrOverBudget):
+		return ragattr.StatusBudget, ""
+	case errors.Is(err, judge.ErrNoCapacity):
+		return ragattr.StatusOverflow, reasonJudgeCapacity
+	case errors.Is(err, judge.ErrDeadline):
+		return ragattr.StatusTimeout, ""
+	case errors.Is(err, judge.ErrClosed):
+		return ragattr.StatusShutdown, ""
+	}
+	if r := judge.ReasonOf(err); r != "" {
+		return ragattr.StatusJudgeError, string(r)
+	}
+	return ragattr.StatusJudgeError, reasonUnknown
 }
 
 // scoreResult is everything written onto a scored span.
@@ -99,33 +118,33 @@ func markScored(span ptrace.Span, r scoreResult, now time.Time) {
 	// Room for the nine attributes at once, rather than the slice growing
 	// (and being copied) a few times on the way.
 	attrs.EnsureCapacity(attrs.Len() + 9)
-	attrs.PutDouble(attrPrecision, r.score.Value)
-	attrs.PutBool(attrPassed, r.passed)
-	attrs.PutInt(attrK, int64(r.score.K))
-	attrs.PutInt(attrRelevant, int64(r.score.Relevant))
-	vs := attrs.PutEmptySlice(attrVerdicts)
+	attrs.PutDouble(ragattr.Precision, r.score.Value)
+	attrs.PutBool(ragattr.Passed, r.passed)
+	attrs.PutInt(ragattr.K, int64(r.score.K))
+	attrs.PutInt(ragattr.Relevant, int64(r.score.Relevant))
+	vs := attrs.PutEmptySlice(ragattr.Verdicts)
 	vs.EnsureCapacity(r.score.K)
 	for _, v := range r.verdicts[:r.score.K] {
 		vs.AppendEmpty().SetBool(v.Relevant)
 	}
-	attrs.PutStr(attrReferenceSource, r.refSource)
-	attrs.PutStr(attrJudge, r.judgeID)
-	attrs.PutDouble(attrSampleRate, r.sampleRate)
-	attrs.PutStr(attrStatus, statusScored)
+	attrs.PutStr(ragattr.ReferenceSource, r.refSource)
+	attrs.PutStr(ragattr.Judge, r.judgeID)
+	attrs.PutDouble(ragattr.SampleRate, r.sampleRate)
+	attrs.PutStr(ragattr.Status, ragattr.StatusScored)
 
 	ev := span.Events().AppendEmpty()
-	ev.SetName(eventEvaluation)
+	ev.SetName(ragattr.EvaluationEvent)
 	ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
 	ea := ev.Attributes()
 	ea.EnsureCapacity(4)
-	ea.PutStr(attrEvalName, evaluationName)
-	ea.PutDouble(attrEvalScoreValue, r.score.Value)
-	label := labelFail
+	ea.PutStr(ragattr.EvaluationName, ragattr.ContextualPrecision)
+	ea.PutDouble(ragattr.EvaluationScoreValue, r.score.Value)
+	label := ragattr.LabelFail
 	if r.passed {
-		label = labelPass
+		label = ragattr.LabelPass
 	}
-	ea.PutStr(attrEvalScoreLabel, label)
-	ea.PutStr(attrEvalExplanation, explain(r))
+	ea.PutStr(ragattr.EvaluationScoreLabel, label)
+	ea.PutStr(ragattr.EvaluationExplanation, explain(r))
 }
 
 // maxExplainedReasons bounds how many judge reasons the explanation quotes.

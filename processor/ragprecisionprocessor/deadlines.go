@@ -13,7 +13,9 @@ import (
 // contents were let go, and is skipped; concurrent batches may enqueue a
 // few milliseconds out of order, which delays an expiry by as much.
 type deadlines struct {
-	p     *ragProcessor
+	now    func() time.Time
+	expire func(*heldSpan)
+
 	mu    sync.Mutex
 	queue []*heldSpan
 	head  int
@@ -21,6 +23,10 @@ type deadlines struct {
 	// armedFor is the deadline the timer is set for; zero when idle.
 	armedFor time.Time
 	stopped  bool
+}
+
+func newDeadlines(now func() time.Time, expire func(*heldSpan)) *deadlines {
+	return &deadlines{now: now, expire: expire}
 }
 
 // watch ends h at h.deadline unless it has finished by then.
@@ -38,7 +44,7 @@ func (d *deadlines) watch(h *heldSpan) {
 
 func (d *deadlines) armLocked(at time.Time) {
 	d.armedFor = at
-	wait := at.Sub(d.p.now())
+	wait := at.Sub(d.now())
 	if d.timer == nil {
 		d.timer = time.AfterFunc(wait, d.sweep)
 		return
@@ -49,7 +55,7 @@ func (d *deadlines) armLocked(at time.Time) {
 // sweep expires every span whose deadline has come, and sets the timer for
 // the next.
 func (d *deadlines) sweep() {
-	now := d.p.now()
+	now := d.now()
 	var due []*heldSpan
 	d.mu.Lock()
 	for d.head < len(d.queue) && !d.queue[d.head].deadline.After(now) {
@@ -67,7 +73,7 @@ func (d *deadlines) sweep() {
 	}
 	d.mu.Unlock()
 	for _, h := range due {
-		d.p.expire(h)
+		d.expire(h)
 	}
 }
 

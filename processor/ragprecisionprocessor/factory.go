@@ -1,7 +1,3 @@
-// Package ragprecisionprocessor is an OpenTelemetry Collector traces
-// processor that scores the Contextual Precision of sampled retrieval spans
-// with a relevance judge, and writes the score onto the spans and into the
-// rag_contextual_precision histogram.
 package ragprecisionprocessor
 
 import (

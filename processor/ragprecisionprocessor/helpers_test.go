@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
@@ -26,9 +27,36 @@ import (
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+// statusHost records the component status the processor reports.
+type statusHost struct {
+	component.Host
+	mu     sync.Mutex
+	events []*componentstatus.Event
 }
+
+func (h *statusHost) Report(e *componentstatus.Event) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	h.mu.Unlock()
+}
+
+func (h *statusHost) statuses() []componentstatus.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []componentstatus.Status
+	for _, e := range h.events {
+		out = append(out, e.Status())
+	}
+	return out
+}
+
+func nopHost() component.Host { return hostWithExtensions{} }
+
+type hostWithExtensions struct {
+	ext map[component.ID]component.Component
+}
+
+func (h hostWithExtensions) GetExtensions() map[component.ID]component.Component { return h.ext }
 
 // harness is a processor wired to a sink and a real metrics SDK reader.
 type harness struct {
@@ -58,6 +86,18 @@ func newHarnessLogged(t testing.TB, logger *zap.Logger, mutate func(*config.Conf
 // means the defaults.
 func newHarnessFull(t testing.TB, sink *consumertest.TracesSink, logger *zap.Logger, host component.Host, mutate func(*config.Config), opts ...judge.Option) *harness {
 	t.Helper()
+	return newHarnessAll(t, sink, sink, logger, host, mutate, opts...)
+}
+
+// newHarnessNext is newHarness with a next consumer of its own, which
+// records into sink (a wrapper around it that fails or blocks).
+func newHarnessNext(t testing.TB, next consumer.Traces, sink *consumertest.TracesSink, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
+	return newHarnessAll(t, next, sink, nil, nil, mutate, opts...)
+}
+
+func newHarnessAll(t testing.TB, next consumer.Traces, sink *consumertest.TracesSink, logger *zap.Logger, host component.Host, mutate func(*config.Config), opts ...judge.Option) *harness {
+	t.Helper()
 	cfg := config.Default()
 	if mutate != nil {
 		mutate(cfg)
@@ -72,7 +112,7 @@ func newHarnessFull(t testing.TB, sink *consumertest.TracesSink, logger *zap.Log
 	if logger != nil {
 		set.TelemetrySettings.Logger = logger
 	}
-	p, err := newProcessor(set.TelemetrySettings, cfg, sink, opts...)
+	p, err := newProcessor(set.TelemetrySettings, cfg, next, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,9 +300,17 @@ func (b *blockingJudge) open() { b.once.Do(func() { close(b.release) }) }
 // processor is shut down).
 func newBlockedHarness(t testing.TB, mutate func(*config.Config)) (h *harness, bj *blockingJudge) {
 	t.Helper()
+	sink := new(consumertest.TracesSink)
+	return newBlockedHarnessNext(t, sink, sink, mutate)
+}
+
+// newBlockedHarnessNext is newBlockedHarness with a next consumer of its
+// own (see newHarnessNext).
+func newBlockedHarnessNext(t testing.TB, next consumer.Traces, sink *consumertest.TracesSink, mutate func(*config.Config)) (h *harness, bj *blockingJudge) {
+	t.Helper()
 	bj = newBlockingJudge("Paris")
 	srv := chatServer(t, bj.handle)
-	h = newHarness(t, func(c *config.Config) {
+	h = newHarnessNext(t, next, sink, func(c *config.Config) {
 		llmJudge(srv.URL)(c)
 		if mutate != nil {
 			mutate(c)

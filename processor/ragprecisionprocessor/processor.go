@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
 )
@@ -43,11 +44,14 @@ type ragProcessor struct {
 	judgeID   string
 	judgeOpts []judge.Option
 	engine    *judge.Engine // built in Start
-	sampler   sampler
-	tel       *telemetry
-	health    *healthReporter
-	warn      *warnings
-	now       func() time.Time
+	// product serves the product metrics when product_metrics.endpoint is
+	// set (Start).
+	product *productEndpoint
+	sampler sampler
+	tel     *telemetry
+	health  *healthReporter
+	warn    *warnings
+	now     func() time.Time
 
 	// stopCtx is cancelled when Shutdown runs out of time: forwards still
 	// blocked downstream are abandoned.
@@ -97,13 +101,13 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	}
 	// The answer memory is there before the metrics that read it.
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
-		func(n int64) { p.tel.traceAnswersEvicted.Add(context.Background(), n) })
-	if p.tel, err = newTelemetry(set, cfg, judgeID, health.healthy, p.holding); err != nil {
+		func(n int64) { p.tel.recordAnswersEvicted(n) })
+	if p.tel, err = newTelemetry(set, cfg, judgeID, gauges{healthy: health.healthy, holding: p.holding, cfg: cfg}); err != nil {
 		return nil, err
 	}
 	p.stopCtx, p.stop = context.WithCancel(context.Background())
-	p.fwd = newForwarder(p)
-	p.deadlines = &deadlines{p: p}
+	p.fwd = newForwarder(next, p.stopCtx, set.Logger, p.release, p.lose)
+	p.deadlines = newDeadlines(func() time.Time { return p.now() }, p.expire)
 	return p, nil
 }
 
@@ -125,6 +129,14 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	p.engine = engine
+	if p.cfg.ProductMetrics.Endpoint() != "" {
+		ep, err := acquireProductEndpoint(ctx, &p.cfg.ProductMetrics, host, p.set)
+		if err != nil {
+			return err // Shutdown closes the engine
+		}
+		p.product = ep
+		p.tel.useProductBuilder(ep.builder)
+	}
 	p.health.start(host)
 	go p.fwd.run()
 	switch {
@@ -272,7 +284,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	}
 	src, ref, needJoin := p.pickReference(ret, "", false)
 	if src == "" && !needJoin {
-		p.markUnscored(span, statusNoReference, "")
+		p.markUnscored(span, ragattr.StatusNoReference, "")
 		return nil
 	}
 	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), service: service, dataSource: dataSource,
@@ -285,7 +297,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 			return h
 		}
 		if src, ref, _ = p.pickReference(ret, answer, true); src == "" {
-			p.markUnscored(span, statusNoReference, "")
+			p.markUnscored(span, ragattr.StatusNoReference, "")
 			return nil
 		}
 	}
@@ -319,9 +331,9 @@ func (p *ragProcessor) read(span ptrace.Span, dialect spanreader.Dialect) (spanr
 	case err == nil:
 		return ret, ""
 	case err == spanreader.ErrTooLarge:
-		return ret, statusTooLarge
+		return ret, ragattr.StatusTooLarge
 	}
-	return ret, statusNoChunks
+	return ret, ragattr.StatusNoChunks
 }
 
 // startAll begins judging the spans held from a batch that has gone on.

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/ragprecision/ragprecision/judge"
 )
 
 // Shutdown has this long beyond shutdown_timeout to see the forwarder
@@ -63,7 +61,13 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 		}
 	}
 	p.tel.close()
-	return nil
+	if p.product == nil {
+		return nil
+	}
+	// The last scrapes of the product metrics end within shutdownGrace.
+	stopCtx, cancel := context.WithDeadline(context.Background(), deadline.Add(shutdownGrace))
+	defer cancel()
+	return p.product.release(stopCtx)
 }
 
 // waitUntil waits for ch until the deadline, and reports whether it closed.
@@ -92,15 +96,6 @@ func (p *ragProcessor) endJudging() {
 	}
 	p.mu.Unlock()
 	for _, h := range waiting {
-		p.mu.Lock()
-		joining := h.phase == phaseJoining
-		if joining {
-			p.leaveLocked(h)
-			h.phase = phaseJudging
-		}
-		p.mu.Unlock()
-		if joining {
-			p.finish(h, judge.Result{}, judge.ErrClosed)
-		}
+		p.endJoining(h)
 	}
 }

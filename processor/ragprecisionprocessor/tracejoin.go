@@ -101,20 +101,6 @@ func (p *ragProcessor) armJoin(h *heldSpan, ready bool) {
 	p.mu.Unlock()
 }
 
-// joinEnded takes the best answer the trace has given and judges h with it.
-func (p *ragProcessor) joinEnded(h *heldSpan) {
-	p.mu.Lock()
-	if h.phase != phaseJoining || h.join == nil {
-		p.mu.Unlock()
-		return
-	}
-	answer := h.join.answer.best()
-	p.leaveLocked(h)
-	h.phase = phaseJudging
-	p.mu.Unlock()
-	p.judgeJoined(h, answer)
-}
-
 // observeAnswers looks through a batch for its traces' answers: the root
 // span's output, and the last-ending LLM span's. They are remembered for
 // trace_join.wait (answerMemory), and handed to the held spans waiting for

@@ -21,6 +21,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // Dialect names the convention a retrieval span was recognised by.
@@ -43,7 +45,7 @@ const (
 // keyScoreStatus is written by the processor on every span it selects. A
 // span that carries it was handled by a collector upstream (an agent in
 // front of a gateway) and is not judged again.
-const keyScoreStatus = "rag.contextual_precision.status"
+const keyScoreStatus = ragattr.Status
 
 // Keys are attribute names configured by the user that override what the
 // dialect readers find. Empty names are not used.

@@ -43,65 +43,6 @@ func expectJudgedAgainst(t *testing.T, srv *chattest.Server, want string) {
 	}
 }
 
-// A retrieval span whose trace's answer went through in an earlier batch
-// (exported by another process, or flushed earlier) is judged at once, not
-// after trace_join.wait (here an hour: only the remembered answer can
-// score it within the test).
-func TestAnswerThatCameFirstIsUsed(t *testing.T) {
-	h, _ := newDialectHarness(t, rootJoinConfig)
-	tid := traceID()
-	b := newBatch("frontend")
-	root := rootSpan(b, tid, "chain")
-	root.Attributes().PutStr("openinference.span.kind", "CHAIN")
-	root.Attributes().PutStr("output.value", answer)
-	h.consume(b.td)
-
-	b = newBatch("retriever-service")
-	openInferenceRetriever(b, "retrieve", tid)
-	h.consume(b.td)
-	h.waitSpans(2)
-	expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-	if h.joins() != 0 {
-		t.Fatal("the span waited although its trace's answer was known")
-	}
-}
-
-// Only the root ends the wait: an LLM answer that came first is remembered
-// and used once the root arrives without one.
-func TestRememberedLLMAnswerWaitsForTheRoot(t *testing.T) {
-	h, _ := newDialectHarness(t, rootJoinConfig)
-	tid := traceID()
-	b := newBatch("svc")
-	openInferenceLLM(b, "llm", tid, answer)
-	h.consume(b.td)
-	b = newBatch("svc")
-	openInferenceRetriever(b, "retrieve", tid)
-	h.consume(b.td)
-	if h.joins() != 1 {
-		t.Fatal("without the root, the span must wait for it")
-	}
-	b = newBatch("svc")
-	rootSpan(b, tid, "chain") // no answer of its own
-	h.consume(b.td)
-	h.waitSpans(3)
-	expectScored(t, h, "retrieve", "answer", 5.0/6.0)
-}
-
-// A root span that is itself a retrieval span does not wait for itself.
-func TestRootRetrievalSpanDoesNotWaitForItself(t *testing.T) {
-	h, _ := newDialectHarness(t, rootJoinConfig)
-	b := newBatch("svc")
-	r := openInferenceRetriever(b, "retrieve-root", traceID())
-	r.SetParentSpanID(pcommon.SpanID{})
-	r.Attributes().PutStr("output.value", answer)
-	lone := openInferenceRetriever(b, "retrieve-root-no-answer", traceID())
-	lone.SetParentSpanID(pcommon.SpanID{})
-	h.consume(b.td)
-	h.waitSpans(2)
-	expectScored(t, h, "retrieve-root", "answer", 5.0/6.0)
-	expectStatus(t, h.span("retrieve-root-no-answer"), statusNoReference)
-}
-
 // The memory of answers is bounded in traces and bytes, and what it forgets
 // for lack of room is counted.
 func TestAnswerMemoryIsBounded(t *testing.T) {
@@ -142,5 +83,27 @@ func TestAnswerMemoryExpires(t *testing.T) {
 	}
 	if m.len() != 0 || m.bytes != 0 {
 		t.Fatalf("%d entries, %d bytes left", m.len(), m.bytes)
+	}
+}
+
+// AnswerMemory keeps m.bytes equal to the bytes of the answers it holds, so
+// that trace_join.max_bytes bounds them. An answer larger than the whole
+// memory, for a trace it already holds, removes the entry; the eviction
+// callback then subtracts the entry's new size (with the large answer),
+// not the size that was counted.
+func TestAnswerMemoryBytesAfterOversizedAnswer(t *testing.T) {
+	m := newAnswerMemory(10, 100, time.Hour, func(int64) {})
+	now := time.Now()
+	var id pcommon.TraceID
+	id[0] = 1
+	m.record(id, "an LLM answer", false, 1, now)
+	m.record(id, string(make([]byte, 200)), true, 2, now) // root answer over max_bytes
+	var held int64
+	for _, k := range m.lru.Keys() {
+		a, _ := m.lru.Peek(k)
+		held += a.bytes
+	}
+	if m.bytes != held {
+		t.Fatalf("m.bytes %d, but the answers held weigh %d", m.bytes, held)
 	}
 }

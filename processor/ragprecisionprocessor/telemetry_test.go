@@ -14,6 +14,47 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
+	"github.com/ragprecision/ragprecision/judge"
+)
+
+// Every status and outcome series exists from the start.
+func TestZeroSeriesExistAtStart(t *testing.T) {
+	h := newHarness(t, nil)
+	m, err := h.tel.GetMetric(metricUnscored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(ragattr.UnscoredStatuses) {
+		t.Fatalf("%d unscored series at start, want %d", n, len(ragattr.UnscoredStatuses))
+	}
+	m, err = h.tel.GetMetric(metricRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Data.(metricdata.Sum[int64]).DataPoints); n != len(judge.Outcomes) {
+		t.Fatalf("%d judge request series at start, want %d", n, len(judge.Outcomes))
+	}
+}
+
+// The metrics the tests read, by their exported names (metadata.yaml).
+const (
+	metricPrecision    = "rag_contextual_precision"
+	metricPrefix       = "otelcol_processor_ragprecision_"
+	metricCandidates   = metricPrefix + "candidate_spans_total"
+	metricSelected     = metricPrefix + "selected_spans_total"
+	metricScored       = metricPrefix + "scored_spans_total"
+	metricUnscored     = metricPrefix + "unscored_spans_total"
+	metricRequests     = metricPrefix + "judge_requests_total"
+	metricCacheHits    = metricPrefix + "verdict_cache_hits_total"
+	metricCacheMisses  = metricPrefix + "verdict_cache_misses_total"
+	metricTokens       = metricPrefix + "judge_tokens_total"
+	metricLatency      = metricPrefix + "judge_latency_seconds"
+	metricHeld         = metricPrefix + "held_spans"
+	metricDropped      = metricPrefix + "dropped_spans_total"
+	metricSeriesFolded = metricPrefix + "series_folded_total"
+	metricVerdicts     = metricPrefix + "verdicts_total"
+	metricAnswersLost  = metricPrefix + "trace_answers_evicted_total"
 )
 
 // matches reports whether a data point's attributes include want.
@@ -297,5 +338,128 @@ func TestInlineScoresAreCountedByBatch(t *testing.T) {
 	}
 	if count != 12 {
 		t.Errorf("histogram count %d, want 12", count)
+	}
+}
+
+// labelValues lists the distinct values of one label over the points of an
+// int64 sum.
+func labelValues(t *testing.T, h *harness, metric, label string) []string {
+	t.Helper()
+	m, err := h.tel.GetMetric(metric)
+	if err != nil {
+		t.Fatalf("%s: %v", metric, err)
+	}
+	var out []string
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		if v, ok := dp.Attributes.Value(attribute.Key(label)); ok && !slices.Contains(out, v.AsString()) {
+			out = append(out, v.AsString())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Every metric it names exists under that name once a span has
+// been scored by an LLM judge. (Departure: counters end in _total.)
+func TestMetricNames(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, llmJudge(srv.URL))
+	b := newBatch("svc")
+	b.project("retrieve", question, "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+	for _, name := range []string{
+		"rag_contextual_precision",
+		"rag_contextual_precision_squares_total",
+		"otelcol_processor_ragprecision_candidate_spans_total",
+		"otelcol_processor_ragprecision_selected_spans_total",
+		"otelcol_processor_ragprecision_scored_spans_total",
+		"otelcol_processor_ragprecision_unscored_spans_total",
+		"otelcol_processor_ragprecision_judge_requests_total",
+		"otelcol_processor_ragprecision_verdict_cache_hits_total",
+		"otelcol_processor_ragprecision_verdict_cache_misses_total",
+		"otelcol_processor_ragprecision_judge_tokens_total",
+		"otelcol_processor_ragprecision_judge_latency_seconds",
+		"otelcol_processor_ragprecision_held_spans",
+	} {
+		if _, err := h.tel.GetMetric(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// floatSum sums the points of a float64 counter whose attributes include
+// want, and returns the attribute sets it found.
+func floatSum(t *testing.T, h *harness, name string, want map[string]string) (float64, []attribute.Set) {
+	t.Helper()
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var total float64
+	var sets []attribute.Set
+	for _, dp := range m.Data.(metricdata.Sum[float64]).DataPoints {
+		if matches(dp.Attributes, want) {
+			total += dp.Value
+			sets = append(sets, dp.Attributes)
+		}
+	}
+	return total, sets
+}
+
+// The sum of squared scores per series, beside the histogram with
+// its labels; candidate, selected and scored counts per service_name and
+// data_source; and data_source taken from attributes.data_source before
+// gen_ai.data_source.id before the span name.
+func TestSquaresAndPerSeriesCounts(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, func(c *config.Config) {
+		llmJudge(srv.URL)(c)
+		c.Attributes.DataSource = "app.index"
+	})
+	b := newBatch("rag-api")
+	good := b.project("retrieve-good", question, "Paris", capitalChunks...) // [1,0,1] -> 5/6
+	good.Attributes().PutStr("app.index", "faq")
+	good.Attributes().PutStr("gen_ai.data_source.id", "wiki")
+	bad := b.project("retrieve-bad", question, "Paris", "Berlin", "Madrid", "Paris!") // [0,0,1] -> 1/3
+	bad.Attributes().PutStr("app.index", "faq")
+	other := b.project("retrieve-other", question, "Paris", "Paris.") // [1] -> 1
+	other.Attributes().PutStr("gen_ai.data_source.id", "wiki")
+	h.consume(b.td)
+	h.waitSpans(3)
+
+	faq := map[string]string{"service_name": "rag-api", "data_source": "faq"}
+	sq, sets := floatSum(t, h, "rag_contextual_precision_squares_total", faq)
+	if want := 25.0/36 + 1.0/9; math.Abs(sq-want) > 1e-12 || len(sets) != 1 {
+		t.Errorf("squares{faq} = %v over %d series, want %v over 1", sq, len(sets), want)
+	}
+	if len(sets) == 1 {
+		labels := map[string]string{}
+		for _, kv := range sets[0].ToSlice() {
+			labels[string(kv.Key)] = kv.Value.AsString()
+		}
+		want := map[string]string{"service_name": "rag-api", "data_source": "faq", "reference_source": "reference", "judge_model": "openai:judge-model"}
+		if fmt.Sprint(labels) != fmt.Sprint(want) {
+			t.Errorf("squares labels %v, want the histogram's %v", labels, want)
+		}
+	}
+	if sq, _ := floatSum(t, h, "rag_contextual_precision_squares_total", map[string]string{"data_source": "wiki"}); sq != 1 {
+		t.Errorf("squares{wiki} = %v, want 1", sq)
+	}
+	wiki := map[string]string{"service_name": "rag-api", "data_source": "wiki"}
+	for _, c := range []struct {
+		name      string
+		faq, wiki int64
+	}{
+		{"otelcol_processor_ragprecision_candidate_spans_total", 2, 1},
+		{"otelcol_processor_ragprecision_selected_spans_total", 2, 1},
+		{"otelcol_processor_ragprecision_scored_spans_total", 2, 1},
+	} {
+		if got := counterValue(t, h.tel, c.name, faq); got != c.faq {
+			t.Errorf("%s{faq} = %d, want %d", c.name, got, c.faq)
+		}
+		if got := counterValue(t, h.tel, c.name, wiki); got != c.wiki {
+			t.Errorf("%s{wiki} = %d, want %d", c.name, got, c.wiki)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -22,18 +23,28 @@ const (
 // ConsumeTraces per caller context, rather than one call (and one goroutine
 // queueing on the next component) per span.
 type forwarder struct {
-	p     *ragProcessor
+	next consumer.Traces
+	// stop is cancelled when Shutdown runs out of time: forwards still
+	// blocked downstream are abandoned, and nothing more is sent.
+	stop   context.Context
+	logger *zap.Logger
+	// release gives back the place of a span that went on; lose, of spans
+	// that are lost, and counts them.
+	release func(*heldSpan)
+	lose    func(hs []*heldSpan, reason string)
+
 	mu    sync.Mutex
 	queue []*heldSpan
 	// stopped is set when the forwarder has stopped for good: later spans
-	// are dropped (and counted) as they come.
+	// are lost (and counted) as they come.
 	stopped bool
 	wake    chan struct{}
 	exited  chan struct{}
 }
 
-func newForwarder(p *ragProcessor) *forwarder {
-	return &forwarder{p: p, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+func newForwarder(next consumer.Traces, stop context.Context, logger *zap.Logger, release func(*heldSpan), lose func([]*heldSpan, string)) *forwarder {
+	return &forwarder{next: next, stop: stop, logger: logger, release: release, lose: lose,
+		wake: make(chan struct{}, 1), exited: make(chan struct{})}
 }
 
 // enqueue hands a finished span to the forwarder.
@@ -43,7 +54,7 @@ func (f *forwarder) enqueue(h *heldSpan) {
 		// A judgement that ended after Shutdown stopped the forwarder (its
 		// callback ran late): nothing will forward the span now.
 		f.mu.Unlock()
-		f.p.drop([]*heldSpan{h}, dropShutdown)
+		f.lose([]*heldSpan{h}, dropShutdown)
 		return
 	}
 	f.queue = append(f.queue, h)
@@ -60,7 +71,7 @@ func (f *forwarder) run() {
 	for {
 		select {
 		case <-f.wake:
-		case <-f.p.stopCtx.Done():
+		case <-f.stop.Done():
 			f.dropAll()
 			return
 		}
@@ -98,52 +109,51 @@ func (f *forwarder) send(hs []*heldSpan) {
 // refusal, or one still standing when the processor stops, loses the
 // spans; that is logged and counted.
 func (f *forwarder) deliver(ctx context.Context, hs []*heldSpan) {
-	p := f.p
 	td := buildTraces(hs)
 	backoff := forwardFirstBackoff
 	for {
-		if p.stopCtx.Err() != nil {
+		if f.stop.Err() != nil {
 			// Shutdown has stopped forwarding: the next component may be
 			// shut down as soon as Shutdown returns, and must not be called
 			// after that.
-			p.dropAtShutdown(hs)
+			f.loseAtShutdown(hs)
 			return
 		}
-		err := p.consumeStoppable(ctx, td)
+		err := f.consumeStoppable(ctx, td)
 		if err == nil {
 			break
 		}
-		if consumererror.IsPermanent(err) || p.stopCtx.Err() != nil {
+		if consumererror.IsPermanent(err) || f.stop.Err() != nil {
 			reason := dropRefused
-			if p.stopCtx.Err() != nil {
+			if f.stop.Err() != nil {
 				reason = dropShutdown
 			}
-			p.drop(hs, reason)
-			p.logger.Error("the next consumer refused held spans; they are dropped",
+			f.lose(hs, reason)
+			f.logger.Error("the next consumer refused held spans; they are dropped",
 				zap.Int("spans", len(hs)), zap.String("reason", reason), zap.Error(err))
 			return
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
-		case <-p.stopCtx.Done():
+		case <-f.stop.Done():
 			t.Stop()
 		}
 		backoff = min(2*backoff, forwardMaxBackoff)
 	}
 	for _, h := range hs {
-		p.release(h)
+		f.release(h)
 	}
 }
 
 // consumeStoppable calls the next consumer with a context that Shutdown
 // cancels when it runs out of time.
-func (p *ragProcessor) consumeStoppable(ctx context.Context, td ptrace.Traces) error {
+func (f *forwarder) consumeStoppable(ctx context.Context, td ptrace.Traces) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(p.stopCtx, cancel)
+	stop := context.AfterFunc(f.stop, cancel)
 	defer stop()
-	return p.next.ConsumeTraces(ctx, td)
+	return f.next.ConsumeTraces(ctx, td)
 }
 
 // dropAll counts what the forwarder still holds when the processor stops.
@@ -156,30 +166,14 @@ func (f *forwarder) dropAll() {
 	if len(batch) == 0 {
 		return
 	}
-	f.p.dropAtShutdown(batch)
+	f.loseAtShutdown(batch)
 }
 
-// dropAtShutdown drops held spans that shutdown_timeout left no time to
+// loseAtShutdown loses held spans that shutdown_timeout left no time to
 // forward, and says so.
-func (p *ragProcessor) dropAtShutdown(hs []*heldSpan) {
-	p.drop(hs, dropShutdown)
-	p.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(hs)))
-}
-
-// drop gives back the places of held spans that are lost, and counts them,
-// unless Shutdown has abandoned the forwarder: it counted every span still
-// held then. Both happen under p.mu, so that each span is counted once
-// whichever comes first.
-func (p *ragProcessor) drop(hs []*heldSpan, reason string) {
-	p.mu.Lock()
-	count := !p.abandoned.Load()
-	for _, h := range hs {
-		p.releaseLocked(h)
-	}
-	p.mu.Unlock()
-	if count {
-		p.tel.recordDropped(int64(len(hs)), reason)
-	}
+func (f *forwarder) loseAtShutdown(hs []*heldSpan) {
+	f.lose(hs, dropShutdown)
+	f.logger.Error("shutdown_timeout passed before held spans could be forwarded; they are dropped", zap.Int("spans", len(hs)))
 }
 
 // buildTraces puts held spans back under copies of their resources and

@@ -1,0 +1,10 @@
+// Package ragprecisionprocessor is an OpenTelemetry Collector traces
+// processor that scores the Contextual Precision of sampled retrieval spans
+// with a relevance judge, and writes the score onto the spans and into the
+// rag_contextual_precision histogram (README.md in this directory).
+package ragprecisionprocessor
+
+// metadata.yaml is the source of internal/metadata, documentation.md and the
+// status table of README.md.
+//go:generate go tool -modfile=../../internal/tools/go.mod mdatagen metadata.yaml
+//go:generate go run ../../internal/metricdefs/readmegen README.md

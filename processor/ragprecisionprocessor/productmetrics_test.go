@@ -1,0 +1,146 @@
+package ragprecisionprocessor
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/metadata"
+)
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// scrapeOpenMetrics fetches an endpoint's metrics as Prometheus with
+// exemplar storage asks for them.
+func scrapeOpenMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") {
+		t.Fatalf("content type %q, not OpenMetrics", ct)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+var bucketExemplar = regexp.MustCompile(`(?m)^rag_contextual_precision_bucket\{[^}]*\} \S+ # \{trace_id="([0-9a-f]{32})",span_id="([0-9a-f]{16})"\} (\S+)`)
+
+// With product_metrics.endpoint set, the product metrics leave the
+// collector's own telemetry for the processor's endpoint, in OpenMetrics
+// with the scored spans' IDs as exemplars, under unchanged names.
+func TestProductMetricsEndpointServesExemplars(t *testing.T) {
+	addr := freeAddr(t)
+	h := newHarness(t, func(c *config.Config) { c.ProductMetrics.ServerConfig.NetAddr.Endpoint = addr })
+	b := newBatch("rag-api")
+	good := b.project("good", "What is the capital of France?", "Paris", capitalChunks...)
+	h.consume(b.td)
+	h.waitSpans(1)
+
+	body := scrapeOpenMetrics(t, addr)
+	m := bucketExemplar.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no exemplar on rag_contextual_precision_bucket:\n%s", body)
+	}
+	if m[1] != good.TraceID().String() || m[2] != good.SpanID().String() {
+		t.Errorf("exemplar trace %s span %s, scored span's trace %s span %s", m[1], m[2], good.TraceID(), good.SpanID())
+	}
+	for _, want := range []string{
+		`rag_contextual_precision_count{data_source="good",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"} 1`,
+		`rag_contextual_precision_squares_total{data_source="good",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the endpoint lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "otelcol_") || strings.Contains(body, "otel_scope") || strings.Contains(body, "target_info") {
+		t.Errorf("the product endpoint serves more than the product metrics:\n%s", body)
+	}
+	if _, err := h.tel.GetMetric(metricPrecision); err == nil {
+		t.Error("rag_contextual_precision is also on the collector's own telemetry: Prometheus scraping both would count it twice")
+	}
+	if got := counterValue(t, h.tel, metricScored, nil); got != 1 {
+		t.Errorf("scored_spans_total on the collector's telemetry = %d, want 1", got)
+	}
+	h.shutdown(context.Background())
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still listens after Shutdown", addr)
+	}
+}
+
+// Every processor configured with one endpoint (one per pipeline) shares
+// it; it stops with the last of them.
+func TestProductMetricsEndpointIsShared(t *testing.T) {
+	addr := freeAddr(t)
+	set := func(c *config.Config) { c.ProductMetrics.ServerConfig.NetAddr.Endpoint = addr }
+	a, b := newHarness(t, set), newHarness(t, set)
+	for _, h := range []*harness{a, b} {
+		batch := newBatch("rag-api")
+		batch.project("retrieve", "What is the capital of France?", "Paris", capitalChunks...)
+		h.consume(batch.td)
+		h.waitSpans(1)
+	}
+	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, `rag_contextual_precision_count{data_source="retrieve",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"} 2`) {
+		t.Fatalf("the two processors' scores do not add up on their shared endpoint:\n%s", body)
+	}
+	a.shutdown(context.Background())
+	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, "rag_contextual_precision_count") {
+		t.Fatalf("the endpoint stopped with the first of its processors:\n%s", body)
+	}
+	b.shutdown(context.Background())
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still listens after the last Shutdown", addr)
+	}
+}
+
+// A taken port fails Start with the key and the address.
+func TestProductMetricsEndpointInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := config.Default()
+	cfg.ProductMetrics.ServerConfig.NetAddr.Endpoint = l.Addr().String()
+	p, err := newProcessor(processortest.NewNopSettings(metadata.Type).TelemetrySettings, cfg, consumertest.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Start(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "product_metrics.endpoint "+l.Addr().String()) {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
