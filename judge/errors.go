@@ -119,12 +119,6 @@ func (e *Error) RetryNow() *Error {
 	return e
 }
 
-// Sent reports whether the request left the process.
-func (e *Error) Sent() bool { return e.sent }
-
-// RetryAfter is the server's Retry-After, 0 when it sent none.
-func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
-
 func (e *Error) Unwrap() error { return e.cause }
 
 func (e *Error) Error() string {
