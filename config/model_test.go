@@ -104,3 +104,24 @@ func TestModelIsParsedOnUnmarshal(t *testing.T) {
 		t.Errorf("zero model: %v", err)
 	}
 }
+
+// A configuration written back out (the collector's print-config) shows the
+// model as written, and reads back as the same model.
+func TestModelMarshalsAsWritten(t *testing.T) {
+	cfg := Default()
+	cfg.Judge.Model = mustParseModel("Cascade:openai:gpt-4o-mini")
+	conf := confmap.New()
+	if err := conf.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := conf.Get("judge::model"); got != "Cascade:openai:gpt-4o-mini" {
+		t.Fatalf("judge.model written as %v", got)
+	}
+	back := Default()
+	if err := conf.Unmarshal(back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Judge.Model != cfg.Judge.Model {
+		t.Fatalf("read back as %+v", back.Judge.Model)
+	}
+}
