@@ -1,5 +1,8 @@
-// Package config holds the ragprecision processor's configuration: the
-// struct that the collector unmarshals from YAML, its defaults and Validate.
+// Package config owns the ragprecision processor's configuration: every key
+// the collector unmarshals from YAML, its default, and every message that
+// refuses a bad value (Validate). It also maps the judge's sections onto
+// the judge packages' plain options (NewJudge, judge.go), so that nothing
+// downstream names a key or parses one again.
 package config
 
 import (
@@ -8,9 +11,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/ragprecision/ragprecision/judge"
 )
@@ -141,93 +141,6 @@ type Attributes struct {
 	Variant string `mapstructure:"variant"`
 }
 
-// Judge configures the relevance judge.
-type Judge struct {
-	// Model is provider:model, provider one of openai, azure, anthropic,
-	// google, ollama, builtin; a bare name means openai; or
-	// cascade:provider:model, where builtin:lexical decides the verdicts it
-	// is sure of and that LLM the rest. Default builtin:lexical.
-	Model string `mapstructure:"model"`
-	// Cascade tunes a cascade judge (model: cascade:provider:model).
-	Cascade Cascade `mapstructure:"cascade"`
-	// Criteria says what "relevant" means in your domain ("must state the
-	// policy number"). LLM judges read it in a fenced block of their
-	// prompt; it is part of the prompt version and of every cache key.
-	// builtin:lexical cannot read it (a cascade then lets builtin:lexical
-	// decide only "not relevant" verdicts). Default "".
-	Criteria string `mapstructure:"criteria"`
-	// BaseURL points at any OpenAI-compatible endpoint instead of the
-	// provider's own. Required for azure. `endpoint`, the collector's usual
-	// HTTP client key, is accepted as a synonym. Default "".
-	BaseURL string `mapstructure:"base_url"`
-	// APIKey authenticates to the provider. Never logged. Default "".
-	APIKey configopaque.String `mapstructure:"api_key"`
-	// APIVersion is Azure OpenAI's api-version. Default "" (2024-10-21).
-	APIVersion string `mapstructure:"api_version"`
-	// Mode is per_chunk (one request per chunk) or batched (one per span).
-	// Default per_chunk.
-	Mode string `mapstructure:"mode"`
-	// ResponseFormat is auto (json_schema where the provider honours it),
-	// json_schema, json_object or text. Default auto.
-	ResponseFormat string `mapstructure:"response_format"`
-	// MaxConcurrency bounds judge requests in flight. Default 8.
-	MaxConcurrency int `mapstructure:"max_concurrency"`
-	// MaxRequestsPerSecond is the judge budget; selected spans that would
-	// exceed it pass unscored with status budget. Retries are not charged
-	// to it. 0 disables the budget. Default 10.
-	MaxRequestsPerSecond float64 `mapstructure:"max_requests_per_second"`
-	// MaxRetries is how many times a failed request is retried. Default 3.
-	MaxRetries int `mapstructure:"max_retries"`
-	// MaxChunkChars truncates each chunk, and the reference, before judging,
-	// for every judge. Default 4000.
-	MaxChunkChars int `mapstructure:"max_chunk_chars"`
-	// Pricing turns the tokens the judge reports into money, counted in
-	// otelcol_processor_ragprecision_judge_cost_total. Default: not set, no
-	// cost counted.
-	Pricing Pricing `mapstructure:"pricing"`
-
-	// ClientConfig holds the collector's HTTP client settings, as every HTTP
-	// exporter has them: timeout (per judge request; default 10s), tls,
-	// headers (opaque values), auth (an authenticator extension: OAuth2,
-	// bearer token, cloud identity), proxy_url, compression, keepalive,
-	// max_conns_per_host… Its idle connections per host default to
-	// max_concurrency, so that requests in flight reuse connections.
-	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
-}
-
-// Cascade tunes a cascade judge.
-type Cascade struct {
-	// MinConfidence is the confidence from which builtin:lexical's verdicts
-	// are final; the LLM decides the rest. Higher: more LLM calls, closer
-	// to the LLM's own agreement. Default 0.7 (see the README's "Choosing a
-	// judge").
-	MinConfidence float64 `mapstructure:"min_confidence"`
-}
-
-// Pricing is the judge's price list, in the operator's currency.
-type Pricing struct {
-	// InputPerMillion is the price of a million prompt tokens. Default 0.
-	InputPerMillion float64 `mapstructure:"input_per_million"`
-	// OutputPerMillion is the price of a million completion tokens.
-	// Default 0.
-	OutputPerMillion float64 `mapstructure:"output_per_million"`
-	// Currency labels the cost counter (currency="USD"). Default USD.
-	Currency string `mapstructure:"currency"`
-}
-
-// Enabled reports whether a price was set.
-func (p Pricing) Enabled() bool { return p.InputPerMillion > 0 || p.OutputPerMillion > 0 }
-
-// Cache configures the verdict cache.
-type Cache struct {
-	// Size is the number of verdicts kept; 0 disables the cache.
-	// Default 100000.
-	Size int `mapstructure:"size"`
-	// TTL is how long a verdict is served; 0 keeps it until evicted.
-	// Default 24h.
-	TTL time.Duration `mapstructure:"ttl"`
-}
-
 // Default returns the configuration used for every key the YAML leaves out.
 // It is the only place defaults are written down.
 func Default() *Config {
@@ -247,59 +160,6 @@ func Default() *Config {
 		Judge:              defaultJudge(),
 		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
 		ProductMetrics:     defaultProductMetrics(),
-	}
-}
-
-func defaultJudge() Judge {
-	j := Judge{
-		Model:                "builtin:lexical",
-		Mode:                 string(judge.ModePerChunk),
-		ResponseFormat:       string(judge.FormatAuto),
-		MaxConcurrency:       8,
-		MaxRequestsPerSecond: 10,
-		MaxRetries:           3,
-		MaxChunkChars:        4000,
-		Pricing:              Pricing{Currency: "USD"},
-		Cascade:              Cascade{MinConfidence: 0.7},
-		ClientConfig:         confighttp.NewDefaultClientConfig(),
-	}
-	// Room for a retry inside the default max_wait of 30s: two attempts and
-	// a backoff take at most 20.5s.
-	j.ClientConfig.Timeout = 10 * time.Second
-	return j
-}
-
-// BaseURL is judge.base_url, or judge.endpoint when only that is set.
-func (j *Judge) baseURL() string {
-	if j.BaseURL != "" {
-		return j.BaseURL
-	}
-	return j.ClientConfig.Endpoint
-}
-
-// JudgeConfig is the judge package's view of this configuration.
-func (c *Config) JudgeConfig() judge.Config {
-	var secrets []string
-	for _, v := range c.Judge.ClientConfig.Headers.Iter {
-		secrets = append(secrets, string(v))
-	}
-	return judge.Config{
-		Model:                c.Judge.Model,
-		BaseURL:              c.Judge.baseURL(),
-		Secrets:              secrets,
-		Criteria:             c.Judge.Criteria,
-		MinConfidence:        c.Judge.Cascade.MinConfidence,
-		APIKey:               string(c.Judge.APIKey),
-		APIVersion:           c.Judge.APIVersion,
-		Mode:                 judge.Mode(c.Judge.Mode),
-		ResponseFormat:       judge.ResponseFormat(c.Judge.ResponseFormat),
-		Timeout:              c.Judge.ClientConfig.Timeout,
-		MaxConcurrency:       c.Judge.MaxConcurrency,
-		MaxRequestsPerSecond: c.Judge.MaxRequestsPerSecond,
-		MaxRetries:           c.Judge.MaxRetries,
-		MaxChunkChars:        c.Judge.MaxChunkChars,
-		CacheSize:            c.Cache.Size,
-		CacheTTL:             c.Cache.TTL,
 	}
 }
 
@@ -340,11 +200,6 @@ func (c *Config) checkRetryRoom(add func(string, ...any)) {
 		add("judge.timeout: %s leaves no room for one request after trace_join.wait inside max_wait (%s needed, max_wait is %s); lower judge.timeout or trace_join.wait, or raise max_wait",
 			timeout, c.TraceJoin.Wait+timeout, c.MaxWait)
 	}
-}
-
-func (c *Config) builtinJudge() bool {
-	cascade, m, err := judge.ParseJudge(c.Judge.Model)
-	return err == nil && !cascade && m.Provider == judge.ProviderBuiltin
 }
 
 // Validate reports every problem at once, each naming its YAML key and what
@@ -405,29 +260,8 @@ func (c *Config) Validate() error {
 			add("trace_join.wait: must be less than max_wait (%s), got %s: the judge needs time after the answer arrives", c.MaxWait, c.TraceJoin.Wait)
 		}
 	}
-	// judge.Config.Validate refuses a negative cache.ttl and a judge.timeout
-	// that is not positive; here only what it lets through is checked, so
-	// that each problem is reported once.
-	if c.Cache.TTL > 0 {
-		durationAtLeast(add, "cache.ttl", c.Cache.TTL, time.Second)
-	}
-	if c.Judge.ClientConfig.Timeout > 0 && durationAtLeast(add, "judge.timeout", c.Judge.ClientConfig.Timeout, minDuration) && c.MaxWait >= minDuration && !c.builtinJudge() {
+	if c.Judge.ClientConfig.Timeout >= minDuration && c.MaxWait >= minDuration && !c.Judge.Model.Builtin() {
 		c.checkRetryRoom(add)
-	}
-	pr := c.Judge.Pricing
-	for _, price := range [...]struct {
-		key   string
-		value float64
-	}{{"judge.pricing.input_per_million", pr.InputPerMillion}, {"judge.pricing.output_per_million", pr.OutputPerMillion}} {
-		if !(price.value >= 0) || math.IsInf(price.value, 0) { // !(>= 0) also catches NaN
-			add("%s: must be finite and not negative, got %v", price.key, price.value)
-		}
-	}
-	if pr.Enabled() && strings.TrimSpace(pr.Currency) == "" {
-		add("judge.pricing.currency: must name the currency of the prices, e.g. USD")
-	}
-	if c.Judge.BaseURL != "" && c.Judge.ClientConfig.Endpoint != "" && c.Judge.BaseURL != c.Judge.ClientConfig.Endpoint {
-		add("judge.base_url and judge.endpoint: both set, to different URLs; set one")
 	}
 	for _, a := range [...]struct{ key, name string }{
 		{"attributes.query", c.Attributes.Query}, {"attributes.answer", c.Attributes.Answer},
@@ -439,8 +273,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.ProductMetrics.validate(add)
-	if err := c.JudgeConfig().Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, c.Judge.problems("judge")...)
+	errs = append(errs, c.Cache.problems()...)
 	return errors.Join(errs...)
 }

@@ -46,12 +46,12 @@ func TestDefaults(t *testing.T) {
 		cfg.MaxWait != 30*time.Second || cfg.MaxPendingSpans != 10000 ||
 		cfg.TraceJoin.Enabled || cfg.TraceJoin.Wait != 10*time.Second || cfg.TraceJoin.MaxTraces != 10000 || cfg.TraceJoin.MaxBytes != 16<<20 ||
 		cfg.Attributes != (Attributes{}) ||
-		cfg.Judge.Model != "builtin:lexical" || cfg.Judge.BaseURL != "" || cfg.Judge.APIKey != "" ||
+		cfg.Judge.Model.String() != "builtin:lexical" || cfg.Judge.BaseURL != "" || cfg.Judge.APIKey != "" ||
 		cfg.Judge.Mode != "per_chunk" || cfg.Judge.ClientConfig.Timeout != 10*time.Second ||
 		cfg.Judge.MaxConcurrency != 8 || cfg.Judge.MaxRequestsPerSecond != 10 ||
 		cfg.Judge.MaxRetries != 3 || cfg.Judge.MaxChunkChars != 4000 ||
 		cfg.Cache.Size != 100000 || cfg.Cache.TTL != 24*time.Hour {
-		t.Fatalf("defaults differ from SPEC §4: %+v", cfg)
+		t.Fatalf("defaults differ from the README's: %+v", cfg)
 	}
 	if cfg.MaxPendingBytes != 256<<20 || cfg.ShutdownTimeout != 5*time.Second || cfg.MaxRetrievalBytes != 1<<20 ||
 		cfg.MaxChunks != d.MaxChunks || cfg.MaxRetrievalBytes != d.MaxRetrievalBytes || cfg.MaxSeries != d.MaxSeries || cfg.Judge.ResponseFormat != "auto" {
@@ -79,7 +79,7 @@ func TestFullConfig(t *testing.T) {
 		TraceJoin:          TraceJoin{Enabled: true, Wait: 5 * time.Second, MaxTraces: 500, MaxBytes: 1 << 20},
 		Attributes:         Attributes{Query: "app.query", Answer: "app.answer", Reference: "app.expected", Chunks: "app.chunks", DataSource: "app.index", Variant: "service.version"},
 		Judge: Judge{
-			Model: "openai:gpt-4o-mini", BaseURL: "http://litellm.internal:4000/v1",
+			Model: mustParseModel("openai:gpt-4o-mini"), BaseURL: "http://litellm.internal:4000/v1",
 			Cascade: Cascade{MinConfidence: 0.6}, Criteria: "Relevant only if it states the policy number.",
 			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
 			MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
@@ -99,10 +99,6 @@ func TestFullConfig(t *testing.T) {
 	want.Judge.ClientConfig = withUnexportedOf(cfg.Judge.ClientConfig, want.Judge.ClientConfig)
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
-	}
-	jc := cfg.JudgeConfig()
-	if jc.APIKey != "sk-secret-value" || jc.CacheSize != 5000 || jc.CacheTTL != time.Hour || string(jc.Mode) != "batched" {
-		t.Fatalf("judge config %+v", jc)
 	}
 }
 
@@ -200,4 +196,54 @@ func withUnexportedOf(got, want confighttp.ClientConfig) confighttp.ClientConfig
 		}
 	}
 	return out
+}
+
+// The documented edges are valid values, not errors.
+func TestRangeEdgesAreAccepted(t *testing.T) {
+	for name, mutate := range map[string]func(*Config){
+		"sampling_percentage: 0":             func(c *Config) { c.SamplingPercentage = 0 },
+		"sampling_percentage: 100":           func(c *Config) { c.SamplingPercentage = 100 },
+		"sampling_percentage: 0.001":         func(c *Config) { c.SamplingPercentage = 0.001 },
+		"threshold: 0":                       func(c *Config) { c.Threshold = 0 },
+		"threshold: 1":                       func(c *Config) { c.Threshold = 1 },
+		"top_k: 0 (all chunks)":              func(c *Config) { c.TopK = 0 },
+		"top_k: 1":                           func(c *Config) { c.TopK = 1 },
+		"reference_sources: [query]":         func(c *Config) { c.ReferenceSources = []string{"query"} },
+		"cache.size: 0 (disabled)":           func(c *Config) { c.Cache.Size = 0 },
+		"cache.ttl: 0 (no expiry)":           func(c *Config) { c.Cache.TTL = 0 },
+		"max_requests_per_second: 0":         func(c *Config) { c.Judge.MaxRequestsPerSecond = 0 },
+		"max_retries: 0":                     func(c *Config) { c.Judge.MaxRetries = 0 },
+		"max_pending_spans: 1":               func(c *Config) { c.MaxPendingSpans = 1 },
+		"max_chunks: 1":                      func(c *Config) { c.MaxChunks = 1 },
+		"max_series: 1":                      func(c *Config) { c.MaxSeries = 1 },
+		"trace_join.wait unchecked when off": func(c *Config) { c.TraceJoin.Wait = time.Hour },
+		"trace_join on, wait < max_wait": func(c *Config) {
+			c.TraceJoin.Enabled = true
+			c.TraceJoin.Wait = 29 * time.Second
+			c.Judge.ClientConfig.Timeout = time.Second
+		},
+	} {
+		cfg := Default()
+		mutate(cfg)
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
+	}
+}
+
+// Keys refused without a testdata/invalid file: each error names its key.
+func TestRefusalsNameTheKey(t *testing.T) {
+	for want, mutate := range map[string]func(*Config){
+		"threshold: must be within [0, 1], got -0.1":      func(c *Config) { c.Threshold = -0.1 },
+		"trace_join.max_bytes: must be at least 1, got 0": func(c *Config) { c.TraceJoin.MaxBytes = 0 },
+		"max_pending_spans: must be at least 1, got -1":   func(c *Config) { c.MaxPendingSpans = -1 },
+		"top_k: must be 0 (all chunks) or positive":       func(c *Config) { c.TopK = -1 },
+		"sampling_percentage: must be within [0, 100]":    func(c *Config) { c.SamplingPercentage = 100.5 },
+	} {
+		cfg := Default()
+		mutate(cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err %v, want %q", err, want)
+		}
+	}
 }

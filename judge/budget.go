@@ -8,15 +8,11 @@ import (
 
 // budget is a token bucket of judge requests refilled at rate per second and
 // holding at most one second's worth. It answers at once: a judgement that
-// does not fit is refused, never queued, so that a backlog cannot build up
-// behind a slow or expensive judge.
-//
-// A judgement needing more requests than the bucket holds (a span with more
-// chunks than max_requests_per_second, in per_chunk mode) is admitted when
-// the bucket is full and leaves it in debt, so large spans are delayed by
-// the refill rather than refused forever, and the long-run rate still holds.
-// golang.org/x/time/rate cannot express that debt (ReserveN refuses n > burst),
-// which is why this is written out here.
+// does not fit is refused, never queued, so that no backlog builds up behind
+// a slow or expensive judge. A judgement needing more than the bucket holds
+// is admitted from a full bucket and leaves it in debt, so that large spans
+// are delayed by the refill rather than refused forever; golang.org/x/time/rate
+// cannot express that debt (ReserveN refuses n > burst).
 type budget struct {
 	mu     sync.Mutex
 	rate   float64

@@ -9,20 +9,17 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
+	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
-// BenchmarkCacheHit measures a judgement answered entirely from the verdict
-// cache (a retrieval judged before), through Engine.Judge as the processor
-// calls it, against its baseline measured first in the same run: a bare Go
-// map lookup per chunk, keyed by the chunk's text, the least any cache
-// could cost. "x-map-lookup" is the engine's time per judgement over the
-// baseline's.
+// BenchmarkCacheHit measures a judgement answered entirely from an LLM
+// judge's verdict cache, through Engine.Judge as the processor calls it,
+// against a baseline measured first in the same run: a bare map lookup per
+// chunk, the least any cache could cost ("x-map-lookup" is the ratio). A
+// request to the judge during the timed loop fails it: that is no hit.
 //
 //	go test -run '^$' -bench CacheHit -benchmem ./judge/
-//
-// The LLM judge's cache is keyed per chunk (builtin:lexical has no cache:
-// it judges again for less). A request to the judge during the timed loop
-// fails the benchmark: it would not be a hit.
 func BenchmarkCacheHit(b *testing.B) {
 	for _, chunks := range []int{1, 5} {
 		req := cachedRequest(chunks)
@@ -47,20 +44,14 @@ func BenchmarkCacheHit(b *testing.B) {
 				}
 				baseline = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			})
-			for _, model := range []string{"openai:bench-judge"} {
-				b.Run(strings.Split(model, ":")[0], func(b *testing.B) {
+			for _, provider := range []string{openai.ProviderOpenAI} {
+				b.Run(provider, func(b *testing.B) {
 					srv := chattest.NewServer(chattest.KeywordJudge("harbour"))
 					defer srv.Close()
-					cfg := judge.Config{
-						Model: model, BaseURL: srv.URL, Mode: judge.ModePerChunk, ResponseFormat: judge.FormatAuto,
-						Timeout: 10 * time.Second, MaxConcurrency: 8, MaxChunkChars: 4000,
-						CacheSize: 1000, CacheTTL: time.Hour,
-					}
-					e, err := judge.New(cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer e.Close()
+					c := judgetest.NewLLM(srv.URL)
+					c.Provider, c.Model, c.APIKey, c.Timeout = provider, "bench-judge", "", 10*time.Second
+					c.MaxConcurrency, c.MaxRetries, c.CacheSize, c.CacheTTL = 8, 0, 1000, time.Hour
+					e := c.New(b)
 					ctx := context.Background()
 					first, err := e.Judge(ctx, req)
 					if err != nil {

@@ -1,4 +1,4 @@
-package judge
+package judge_test
 
 import (
 	"context"
@@ -9,20 +9,23 @@ import (
 	"time"
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
+	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
-func cachedConfig(url string) Config {
-	c := testConfig(url)
+func cachedConfig(url string) judgetest.LLM {
+	c := judgetest.NewLLM(url)
 	c.CacheSize = 100
 	c.CacheTTL = time.Hour
 	return c
 }
 
 func TestCacheServesRepeats(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	obs := newRecordingObserver()
-	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
-	req := Request{Query: "q", Reference: "r", Chunks: []string{"x1", "y", "x2"}}
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	obs := judgetest.NewRecordingObserver()
+	j := cachedConfig(srv.URL).New(t, judge.WithObserver(obs))
+	req := judge.Request{Query: "q", Reference: "r", Chunks: []string{"x1", "y", "x2"}}
 	first, err := j.Judge(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -31,20 +34,20 @@ func TestCacheServesRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(relevant(first), relevant(second)) || !reflect.DeepEqual(relevant(first), []bool{true, false, true}) {
-		t.Fatalf("%v / %v", relevant(first), relevant(second))
+	if !reflect.DeepEqual(judgetest.Relevant(first), judgetest.Relevant(second)) || !reflect.DeepEqual(judgetest.Relevant(first), []bool{true, false, true}) {
+		t.Fatalf("%v / %v", judgetest.Relevant(first), judgetest.Relevant(second))
 	}
 	if srv.Calls() != 3 {
 		t.Fatalf("%d upstream calls, want 3", srv.Calls())
 	}
-	if second.Usage != (Usage{}) {
+	if second.Usage != (judge.Usage{}) {
 		t.Errorf("cached verdicts cost nothing: %+v", second.Usage)
 	}
-	if s := obs.snapshot(); s.hits != 3 || s.misses != 3 {
-		t.Errorf("hits=%d misses=%d, want 3/3", s.hits, s.misses)
+	if s := obs.Snapshot(); s.Hits != 3 || s.Misses != 3 {
+		t.Errorf("hits=%d misses=%d, want 3/3", s.Hits, s.Misses)
 	}
 	// A partly cached span sends only the new chunk.
-	if _, err := j.Judge(context.Background(), Request{Query: "q", Reference: "r", Chunks: []string{"x1", "new x"}}); err != nil {
+	if _, err := j.Judge(context.Background(), judge.Request{Query: "q", Reference: "r", Chunks: []string{"x1", "new x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if srv.Calls() != 4 {
@@ -53,9 +56,9 @@ func TestCacheServesRepeats(t *testing.T) {
 }
 
 func TestCacheKeySeparatesInputs(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	j := mustNew(t, cachedConfig(srv.URL))
-	for _, req := range []Request{
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	j := cachedConfig(srv.URL).New(t)
+	for _, req := range []judge.Request{
 		{Query: "q", Reference: "r", Chunks: []string{"x"}},
 		{Query: "q", Reference: "other reference", Chunks: []string{"x"}},
 		{Query: "other question", Reference: "r", Chunks: []string{"x"}},
@@ -72,26 +75,26 @@ func TestCacheKeySeparatesInputs(t *testing.T) {
 	}
 	// A different judge or mode does not share verdicts.
 	a, b := cachedConfig(srv.URL), cachedConfig(srv.URL)
-	b.Mode = ModeBatched
-	ja, jb := mustNew(t, a), mustNew(t, b)
+	b.Mode = openai.ModeBatched
+	ja, jb := a.New(t), b.New(t)
 	x := []string{"x"}
-	if ja.keys.key("q", "r", x) == jb.keys.key("q", "r", x) {
+	if judge.CacheKey(ja, "q", "r", x) == judge.CacheKey(jb, "q", "r", x) {
 		t.Fatal("mode is not part of the key")
 	}
 	b = cachedConfig(srv.URL)
-	b.Model = "openai:other"
-	if jc := mustNew(t, b); ja.keys.key("q", "r", x) == jc.keys.key("q", "r", x) {
+	b.Model = "other"
+	if jc := b.New(t); judge.CacheKey(ja, "q", "r", x) == judge.CacheKey(jc, "q", "r", x) {
 		t.Fatal("model is not part of the key")
 	}
 }
 
 func TestCacheTTLExpiry(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	clock := newFakeClock()
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	clock := judgetest.NewFakeClock()
 	c := cachedConfig(srv.URL)
 	c.CacheTTL = time.Minute
-	j := mustNew(t, c, WithClock(clock))
-	req := Request{Reference: "r", Chunks: []string{"x"}}
+	j := c.New(t, judge.WithClock(clock))
+	req := judge.Request{Reference: "r", Chunks: []string{"x"}}
 	for _, step := range []struct {
 		advance time.Duration
 		calls   int64
@@ -107,13 +110,13 @@ func TestCacheTTLExpiry(t *testing.T) {
 }
 
 func TestCacheEvictsAtSize(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
 	c := cachedConfig(srv.URL)
 	c.CacheSize = 2
-	j := mustNew(t, c)
+	j := c.New(t)
 	judge := func(chunk string) {
 		t.Helper()
-		if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{chunk}}); err != nil {
+		if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{chunk}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,25 +139,25 @@ func TestCacheEvictsAtSize(t *testing.T) {
 
 func TestCacheDeduplicatesConcurrentRequests(t *testing.T) {
 	release := make(chan struct{})
-	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		<-release
 		return chattest.KeywordJudge("x")(n, r)
 	})
-	obs := newRecordingObserver()
-	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	obs := judgetest.NewRecordingObserver()
+	j := cachedConfig(srv.URL).New(t, judge.WithObserver(obs))
 	const n = 100
 	var wg sync.WaitGroup
-	results := make([]Result, n)
+	results := make([]judge.Result, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			results[i], errs[i] = j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+			results[i], errs[i] = j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}})
 		})
 	}
 	// Every judgement has looked the chunk up (and is now waiting) before the
 	// single upstream request is allowed to finish.
 	deadline := time.Now().Add(10 * time.Second)
-	for obs.snapshot().lookups < n {
+	for obs.Snapshot().Lookups < n {
 		if time.Now().After(deadline) {
 			t.Fatal("judgements did not start")
 		}
@@ -170,28 +173,28 @@ func TestCacheDeduplicatesConcurrentRequests(t *testing.T) {
 	if got := srv.Calls(); got != 1 {
 		t.Fatalf("%d upstream calls for %d identical concurrent judgements, want 1", got, n)
 	}
-	if s := obs.snapshot(); s.hits != n-1 || s.misses != 1 {
-		t.Fatalf("hits=%d misses=%d, want %d/1", s.hits, s.misses, n-1)
+	if s := obs.Snapshot(); s.Hits != n-1 || s.Misses != 1 {
+		t.Fatalf("hits=%d misses=%d, want %d/1", s.Hits, s.Misses, n-1)
 	}
 }
 
 // Duplicate chunks within one span are asked once.
 func TestCacheDeduplicatesWithinRequest(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	obs := newRecordingObserver()
-	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
-	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x", "y", "x", "x"}})
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	obs := judgetest.NewRecordingObserver()
+	j := cachedConfig(srv.URL).New(t, judge.WithObserver(obs))
+	res, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x", "y", "x", "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(relevant(res), []bool{true, false, true, true}) {
-		t.Fatalf("%v", relevant(res))
+	if !reflect.DeepEqual(judgetest.Relevant(res), []bool{true, false, true, true}) {
+		t.Fatalf("%v", judgetest.Relevant(res))
 	}
 	if srv.Calls() != 2 {
 		t.Fatalf("%d calls", srv.Calls())
 	}
-	if s := obs.snapshot(); s.hits != 2 || s.misses != 2 {
-		t.Fatalf("hits=%d misses=%d, want 2/2: duplicates cost no request", s.hits, s.misses)
+	if s := obs.Snapshot(); s.Hits != 2 || s.Misses != 2 {
+		t.Fatalf("hits=%d misses=%d, want 2/2: duplicates cost no request", s.Hits, s.Misses)
 	}
 }
 
@@ -199,7 +202,7 @@ func TestCacheDeduplicatesWithinRequest(t *testing.T) {
 func TestCacheDoesNotKeepFailures(t *testing.T) {
 	fail := true
 	var mu sync.Mutex
-	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -207,14 +210,14 @@ func TestCacheDoesNotKeepFailures(t *testing.T) {
 		}
 		return chattest.KeywordJudge("x")(n, r)
 	})
-	j := mustNew(t, cachedConfig(srv.URL))
-	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err == nil {
+	j := cachedConfig(srv.URL).New(t)
+	if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}}); err == nil {
 		t.Fatal("want error")
 	}
 	mu.Lock()
 	fail = false
 	mu.Unlock()
-	res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+	res, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}})
 	if err != nil || !res.Verdicts[0].Relevant {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -226,7 +229,7 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
-	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		if n == 1 {
 			<-release // the leader's request hangs until the leader has ended
 			return chattest.Reply{Status: 500}
@@ -234,33 +237,33 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 		return chattest.KeywordJudge("x")(n, r)
 	})
 	defer unblock()
-	obs := newRecordingObserver()
-	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
+	obs := judgetest.NewRecordingObserver()
+	j := cachedConfig(srv.URL).New(t, judge.WithObserver(obs))
 	leaderCtx, cancel := context.WithCancel(context.Background())
 	leaderDone := make(chan error)
 	go func() {
-		_, err := j.Judge(leaderCtx, Request{Reference: "r", Chunks: []string{"x"}})
+		_, err := j.Judge(leaderCtx, judge.Request{Reference: "r", Chunks: []string{"x"}})
 		leaderDone <- err
 	}()
 	for srv.Calls() < 1 {
 		time.Sleep(time.Millisecond)
 	}
-	waiterDone := make(chan Result)
+	waiterDone := make(chan judge.Result)
 	go func() {
-		res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}})
+		res, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}})
 		if err != nil {
 			t.Error(err)
 		}
 		waiterDone <- res
 	}()
-	for obs.snapshot().lookups < 2 {
+	for obs.Snapshot().Lookups < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
 	if err := <-leaderDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leader: %v", err)
 	}
-	// The shared request fails only now (not after judge.timeout, 5 s): the
+	// The shared request fails only now (not after the backend's timeout, 5 s): the
 	// waiter must ask again itself.
 	unblock()
 	if res := <-waiterDone; len(res.Verdicts) != 1 || !res.Verdicts[0].Relevant {
@@ -274,7 +277,7 @@ func TestCacheWaiterOutlivesLeader(t *testing.T) {
 // chunk's reply is held until the owner has failed.
 func TestOwnerFailureDoesNotSpreadToWaiters(t *testing.T) {
 	releaseShared := make(chan struct{})
-	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		switch r.Block("CHUNK") {
 		case "poison":
 			return chattest.Reply{Content: "Sure! yes"}
@@ -285,27 +288,27 @@ func TestOwnerFailureDoesNotSpreadToWaiters(t *testing.T) {
 	})
 	c := cachedConfig(srv.URL)
 	c.MaxRetries = 0
-	obs := newRecordingObserver()
-	j := mustNew(t, c, WithObserver(obs))
+	obs := judgetest.NewRecordingObserver()
+	j := c.New(t, judge.WithObserver(obs))
 	ownerDone := make(chan error, 1)
 	go func() {
-		_, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"decided", "shared", "poison"}})
+		_, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"decided", "shared", "poison"}})
 		ownerDone <- err
 	}()
 	// The owner fails on "poison" while its "shared" request is held.
-	if err := <-ownerDone; ReasonOf(err) != ReasonBadReply {
+	if err := <-ownerDone; judge.ReasonOf(err) != judge.ReasonBadReply {
 		close(releaseShared)
 		t.Fatalf("owner: %v", err)
 	}
-	waiterDone := make(chan Result, 1)
+	waiterDone := make(chan judge.Result, 1)
 	go func() {
-		res, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"shared", "decided"}})
+		res, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"shared", "decided"}})
 		if err != nil {
 			t.Errorf("the waiter inherited the owner's failure: %v", err)
 		}
 		waiterDone <- res
 	}()
-	for obs.snapshot().lookups < 2 {
+	for obs.Snapshot().Lookups < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	close(releaseShared)
@@ -327,12 +330,12 @@ func TestOwnerFailureDoesNotSpreadToWaiters(t *testing.T) {
 // In batched mode a verdict is given with the other chunks in view, so it is
 // shared only with the same chunk set.
 func TestBatchedVerdictsAreKeyedOnTheChunkSet(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
 	c := cachedConfig(srv.URL)
-	c.Mode = ModeBatched
-	j := mustNew(t, c)
+	c.Mode = openai.ModeBatched
+	j := c.New(t)
 	for _, chunks := range [][]string{{"x1", "y"}, {"x1", "z"}, {"x1", "y"}} {
-		if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: chunks}); err != nil {
+		if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: chunks}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -344,23 +347,23 @@ func TestBatchedVerdictsAreKeyedOnTheChunkSet(t *testing.T) {
 // Without a cache, identical requests in flight are still made once.
 func TestDeduplicationWithoutCache(t *testing.T) {
 	release := make(chan struct{})
-	srv := newChatServer(t, func(n int, r chattest.Request) chattest.Reply {
+	srv := judgetest.NewChatServer(t, func(n int, r chattest.Request) chattest.Reply {
 		<-release
 		return chattest.KeywordJudge("x")(n, r)
 	})
 	c := cachedConfig(srv.URL)
 	c.CacheSize = 0
-	obs := newRecordingObserver()
-	j := mustNew(t, c, WithObserver(obs))
+	obs := judgetest.NewRecordingObserver()
+	j := c.New(t, judge.WithObserver(obs))
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
+			if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-	for obs.snapshot().lookups < 10 {
+	for obs.Snapshot().Lookups < 10 {
 		time.Sleep(time.Millisecond)
 	}
 	close(release)
@@ -368,26 +371,24 @@ func TestDeduplicationWithoutCache(t *testing.T) {
 	if srv.Calls() != 1 {
 		t.Fatalf("%d calls", srv.Calls())
 	}
-	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil || srv.Calls() != 2 {
-		t.Fatalf("with cache.size 0 nothing is kept: %d calls, %v", srv.Calls(), err)
+	if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}}); err != nil || srv.Calls() != 2 {
+		t.Fatalf("with no cache nothing is kept: %d calls, %v", srv.Calls(), err)
 	}
 }
 
-// CacheLookups is called as chunks are looked up, and only then: tests that
-// let a shared request finish once every judgement has looked its chunk up
-// count its calls. A judgement committed while its chunk was still queued
-// reported an empty lookup, so that such a wait could end before the chunk
-// was attached to the request in flight, and the request was made twice
-// (TestDeduplicationWithoutCache failed about one run in fifteen).
+// CacheLookups is called as chunks are looked up, and only then: the tests
+// that let a shared request finish once every judgement has looked its
+// chunk up rely on it, and an empty lookup reported early would let them
+// release the request before the chunk was attached to it.
 func TestCacheLookupsReportOnlyChunksLookedUp(t *testing.T) {
-	srv := newChatServer(t, chattest.KeywordJudge("x"))
-	obs := newRecordingObserver()
-	j := mustNew(t, cachedConfig(srv.URL), WithObserver(obs))
-	if _, err := j.Judge(context.Background(), Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	obs := judgetest.NewRecordingObserver()
+	j := cachedConfig(srv.URL).New(t, judge.WithObserver(obs))
+	if _, err := j.Judge(context.Background(), judge.Request{Reference: "r", Chunks: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
 	_ = j.Close() // every observer call made
-	if s := obs.snapshot(); s.lookups != 1 || s.hits != 0 || s.misses != 1 {
-		t.Fatalf("%d lookups (hits %d, misses %d), want one: the chunk's miss", s.lookups, s.hits, s.misses)
+	if s := obs.Snapshot(); s.Lookups != 1 || s.Hits != 0 || s.Misses != 1 {
+		t.Fatalf("%d lookups (hits %d, misses %d), want one: the chunk's miss", s.Lookups, s.Hits, s.Misses)
 	}
 }

@@ -1,155 +1,137 @@
 package judge
 
 import (
-	"sync"
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/ragprecision/ragprecision/internal/chattest"
 )
 
-func newChatServer(t *testing.T, h chattest.Handler) *chattest.Server {
-	t.Helper()
-	s := chattest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s
+// The fakes of the engine's white-box tests. SlowBackend is exported for
+// the tests of package judge_test too, which cannot see unexported names.
+
+// SlowBackend answers every chunk after a fixed real latency, counting the
+// attempts it is paid for; Fail makes every attempt fail with a copy of the
+// error stored.
+type SlowBackend struct {
+	Latency  time.Duration
+	Attempts atomic.Int64
+	Fail     atomic.Pointer[Error]
 }
 
-// fakeClock advances only when something waits on it or a test moves it:
-// an AfterFunc moves it to when the call is due and makes the call at once,
-// so that backoffs take no real time and are recorded.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
+func (b *SlowBackend) ID() string        { return "test:slow" }
+func (b *SlowBackend) PerChunk() bool    { return true }
+func (b *SlowBackend) Inline() bool      { return false }
+func (b *SlowBackend) CacheSalt() string { return b.ID() }
+func (b *SlowBackend) Close()            {}
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-type firedTimer struct{}
-
-func (firedTimer) Stop() bool { return false }
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	go f()
-	return firedTimer{}
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
-// recordingObserver counts what the judge reports.
-type recordingObserver struct {
-	mu       sync.Mutex
-	outcomes map[Outcome]int
-	reasons  map[Reason]int
-	usage    Usage
-	hits     int
-	misses   int
-	lookups  int
-	health   []error
-}
-
-func newRecordingObserver() *recordingObserver {
-	return &recordingObserver{outcomes: map[Outcome]int{}, reasons: map[Reason]int{}}
-}
-
-func (o *recordingObserver) JudgeRequest(out Outcome, reason Reason, _ time.Duration, u Usage) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.outcomes[out]++
-	if reason != "" {
-		o.reasons[reason]++
+func (b *SlowBackend) Attempt(ctx context.Context, _, _ string, chunks []string) ([]Verdict, Usage, error) {
+	b.Attempts.Add(1)
+	t := time.NewTimer(b.Latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, Usage{}, Cancelled(ctx.Err(), true)
 	}
-	o.usage.Add(u)
-}
-
-func (o *recordingObserver) JudgeHealth(err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.health = append(o.health, err)
-}
-
-func (o *recordingObserver) CacheLookups(hits, misses int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.hits += hits
-	o.misses += misses
-	o.lookups++
-}
-
-type observed struct {
-	outcomes              map[Outcome]int
-	reasons               map[Reason]int
-	health                []error
-	usage                 Usage
-	hits, misses, lookups int
-}
-
-func (o *recordingObserver) snapshot() observed {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	cp := observed{outcomes: map[Outcome]int{}, reasons: map[Reason]int{}, usage: o.usage, hits: o.hits, misses: o.misses, lookups: o.lookups,
-		health: append([]error(nil), o.health...)}
-	for k, v := range o.outcomes {
-		cp.outcomes[k] = v
+	if e := b.Fail.Load(); e != nil {
+		cp := *e
+		return nil, Usage{}, &cp
 	}
-	for k, v := range o.reasons {
-		cp.reasons[k] = v
+	out := make([]Verdict, len(chunks))
+	for i, c := range chunks {
+		out[i] = Verdict{Relevant: strings.Contains(c, "yes")}
 	}
-	return cp
+	return out, Usage{PromptTokens: 1}, nil
 }
 
-// testConfig is a valid OpenAI-compatible judge config aimed at url.
-func testConfig(url string) Config {
-	return Config{
-		Model:          "openai:gpt-test",
-		BaseURL:        url,
-		APIKey:         "sk-test",
-		Mode:           ModePerChunk,
-		ResponseFormat: FormatAuto,
-		Timeout:        5 * time.Second,
-		MaxConcurrency: 4,
-		MaxRetries:     3,
-		MaxChunkChars:  4000,
-	}
+// scriptBackend runs a test's function for each attempt.
+type scriptBackend struct {
+	perChunk bool
+	inline   bool
+	f        func(ctx context.Context, chunks []string) ([]Verdict, Usage, error)
 }
 
-func mustNew(t *testing.T, c Config, opts ...Option) *Engine {
-	t.Helper()
-	j, err := New(c, opts...)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() { _ = j.Close() })
-	return j
+func (b *scriptBackend) ID() string        { return "test:script" }
+func (b *scriptBackend) PerChunk() bool    { return b.perChunk }
+func (b *scriptBackend) Inline() bool      { return b.inline }
+func (b *scriptBackend) CacheSalt() string { return b.ID() }
+func (b *scriptBackend) Close()            {}
+func (b *scriptBackend) Attempt(ctx context.Context, _, _ string, chunks []string) ([]Verdict, Usage, error) {
+	return b.f(ctx, chunks)
 }
 
-func relevant(res Result) []bool {
-	out := make([]bool, len(res.Verdicts))
-	for i, v := range res.Verdicts {
-		out[i] = v.Relevant
+func allRelevant(chunks []string) []Verdict {
+	out := make([]Verdict, len(chunks))
+	for i := range out {
+		out[i] = Verdict{Relevant: true}
 	}
 	return out
+}
+
+// testSettings are the engine settings of most tests: 4 requests in flight,
+// 3 retries, no cache.
+func testSettings() Settings {
+	return Settings{MaxConcurrency: 4, MaxRetries: 3, MaxChunkChars: 4000}
+}
+
+// testEngine runs be under s with no backoff jitter, closed when the test
+// ends.
+func testEngine(t *testing.T, s Settings, be Backend, opts ...Option) *Engine {
+	t.Helper()
+	e, err := New(be, s, append([]Option{WithJitter(func() float64 { return 0 })}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// stoppedClock is a clock at which no time passes.
+type stoppedClock struct{}
+
+func (stoppedClock) Now() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
+func (stoppedClock) AfterFunc(d time.Duration, f func()) Timer {
+	return time.AfterFunc(d, f)
+}
+
+// engineState is the engine's bookkeeping at one moment.
+type engineState struct {
+	flights, live, running, ready, delayed, queued int
+}
+
+func (s engineState) String() string {
+	return fmt.Sprintf("flights %d, live %d, running %d, ready %d, delayed %d, queued %d",
+		s.flights, s.live, s.running, s.ready, s.delayed, s.queued)
+}
+
+func stateOf(e *Engine) engineState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return engineState{len(e.flights), len(e.live), len(e.running), len(e.ready), len(e.delayed), e.queued}
+}
+
+// waitIdle waits until nothing runs or waits out a backoff, and returns the
+// engine's state then.
+func waitIdle(t *testing.T, e *Engine) engineState {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := stateOf(e)
+		if s.running == 0 && s.delayed == 0 && s.live == 0 {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("engine never idle: %v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func budgetTokens(e *Engine) float64 {
+	e.budget.mu.Lock()
+	defer e.budget.mu.Unlock()
+	return e.budget.tokens
 }

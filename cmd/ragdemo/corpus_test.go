@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
+	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
 )
@@ -77,14 +77,7 @@ func TestCorpusWellFormed(t *testing.T) {
 // clearly on average, and — so that the demo stays instructive — not every
 // good ranking may be perfect.
 func TestJudgeSeparatesRankings(t *testing.T) {
-	j, err := judge.New(judge.Config{
-		Model:          "builtin:lexical",
-		Mode:           judge.ModePerChunk,
-		ResponseFormat: judge.FormatAuto,
-		Timeout:        time.Second,
-		MaxConcurrency: 1,
-		MaxChunkChars:  4000,
-	})
+	j, err := config.NewJudge(config.Default().Judge, config.Cache{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

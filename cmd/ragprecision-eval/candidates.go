@@ -7,8 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/collector/config/configopaque"
+
+	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/evalset"
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/builtin"
 )
 
 // maxChunkChars is the judge.max_chunk_chars of every judge measured:
@@ -16,7 +20,7 @@ import (
 const maxChunkChars = 8192
 
 // lexicalModel is the offline judge's model string.
-const lexicalModel = judge.ProviderBuiltin + ":" + judge.BuiltinLexical
+const lexicalModel = builtin.LexicalID
 
 // candidate is a judge under evaluation.
 type candidate struct {
@@ -37,26 +41,29 @@ type judgeFlags struct {
 	criteria                                     string
 }
 
-// judgeConfig is the judge.Config for f, with the processor's usual
-// settings where the command has no flag.
-func (f judgeFlags) judgeConfig(getenv func(string) string) judge.Config {
-	return judge.Config{
-		Model:          f.model,
-		BaseURL:        f.baseURL,
-		APIKey:         getenv(f.keyEnv),
-		Mode:           judge.Mode(f.mode),
-		ResponseFormat: judge.ResponseFormat(f.responseFormat),
-		Timeout:        60 * time.Second,
-		MaxConcurrency: max(f.concurrency, 1),
-		MaxRetries:     2,
-		MaxChunkChars:  maxChunkChars,
-		MinConfidence:  f.minConfidence,
-		Criteria:       f.criteria,
-		// A verdict asked for twice in a set (the same chunk for the same
-		// question and reference) is paid for once, as in the processor.
-		CacheSize: 100000,
-	}
+// judgeSection is the judge: section f describes, with the processor's
+// defaults where the command has no flag, but for what a measurement wants:
+// a long timeout, fewer retries and no request budget.
+func (f judgeFlags) judgeSection(getenv func(string) string) config.Judge {
+	j := config.Default().Judge
+	j.Model, _ = config.ParseModel(f.model) // a bad one is reported by Check
+	j.BaseURL = f.baseURL
+	j.APIKey = configopaque.String(getenv(f.keyEnv))
+	j.Mode, j.ResponseFormat = f.mode, f.responseFormat
+	j.ClientConfig.Timeout = 60 * time.Second
+	j.MaxConcurrency = max(f.concurrency, 1)
+	j.MaxRequestsPerSecond = 0
+	j.MaxRetries = 2
+	j.MaxChunkChars = maxChunkChars
+	j.Cascade.MinConfidence = f.minConfidence
+	j.Criteria = f.criteria
+	return j
 }
+
+// verdictCache is the measured judges' cache: a verdict asked for twice in a
+// set (the same chunk for the same question and reference) is paid for
+// once, as in the processor.
+var verdictCache = config.Cache{Size: 100000}
 
 // candidates lists the judges to run on every retrieval: the judge f names
 // (the one -out reports on) first, then builtin:lexical when f names another
@@ -68,9 +75,12 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 			_ = c.Close()
 		}
 	}
-	add := func(cfg judge.Config) error {
+	add := func(section config.Judge) error {
+		if err := section.Check("judge"); err != nil {
+			return err
+		}
 		cost := &costObserver{}
-		j, err := judge.New(cfg, judge.WithObserver(cost))
+		j, err := config.NewJudge(section, verdictCache, nil, judge.WithObserver(cost))
 		if err != nil {
 			return err
 		}
@@ -81,7 +91,7 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 		cs = append(cs, candidate{name: j.ID(), judge: j.Judge, cost: cost})
 		return nil
 	}
-	if err := add(f.judgeConfig(getenv)); err != nil {
+	if err := add(f.judgeSection(getenv)); err != nil {
 		if getenv(f.keyEnv) == "" {
 			err = fmt.Errorf("%w (the API key is read from $%s, which is empty; see -api-key-env)", err, f.keyEnv)
 		}
@@ -90,7 +100,7 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 	if cs[0].name != lexicalModel {
 		lf := f
 		lf.model = lexicalModel
-		if err := add(lf.judgeConfig(getenv)); err != nil {
+		if err := add(lf.judgeSection(getenv)); err != nil {
 			close()
 			return nil, nil, err
 		}
@@ -104,7 +114,8 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 	return cs, close, nil
 }
 
-// fromVerdictFunc adapts an in-process judge to the judge.Judge method.
+// fromVerdictFunc adapts an in-process judge to the signature of
+// judge.Engine.Judge.
 func fromVerdictFunc(f evalset.VerdictFunc) func(context.Context, judge.Request) (judge.Result, error) {
 	return func(_ context.Context, req judge.Request) (judge.Result, error) {
 		vs, err := f(req.Query, req.Reference, req.Chunks)

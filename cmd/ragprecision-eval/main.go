@@ -47,7 +47,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/evalset"
-	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
 func main() {
@@ -93,8 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.format, "format", formatAuto, "format of -data: auto, retrievals, hotpotqa, tsv or csv")
 	fs.StringVar(&o.baseURL, "base-url", "", "the judge's OpenAI-compatible endpoint, when not the provider's own")
 	fs.StringVar(&o.keyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key")
-	fs.StringVar(&o.mode, "mode", string(judge.ModePerChunk), "the LLM judge's mode, as judge.mode: per_chunk or batched")
-	fs.StringVar(&o.responseFormat, "response-format", string(judge.FormatAuto), "the LLM judge's response format, as judge.response_format: auto, json_schema, json_object or text")
+	fs.StringVar(&o.mode, "mode", string(openai.ModePerChunk), "the LLM judge's mode, as judge.mode: per_chunk or batched")
+	fs.StringVar(&o.responseFormat, "response-format", string(openai.FormatAuto), "the LLM judge's response format, as judge.response_format: auto, json_schema, json_object or text")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "retrievals judged at once (and the LLM judge's requests in flight)")
 	fs.StringVar(&o.out, "out", "", "write each retrieval's verdicts, reasons and CP next to its labels to this file (JSON Lines), for the judge under -judge")
 	fs.IntVar(&o.limit, "limit", 0, "stop after this many retrievals (0: all)")

@@ -329,7 +329,7 @@ func setMaxWait(c *config.Config, d time.Duration) {
 // llmJudge points a config at a local Chat Completions server.
 func llmJudge(url string) func(*config.Config) {
 	return func(c *config.Config) {
-		c.Judge.Model = "openai:judge-model"
+		c.Judge.Model, _ = config.ParseModel("openai:judge-model")
 		c.Judge.BaseURL = url
 		c.Judge.APIKey = "sk-test"
 		c.Judge.MaxRetries = 0

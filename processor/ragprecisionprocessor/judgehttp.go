@@ -16,17 +16,7 @@ import (
 // here. It runs in Start: authenticator extensions are found through the
 // host.
 func judgeHTTPClient(ctx context.Context, c config.Judge, host component.Host, set component.TelemetrySettings) (*http.Client, error) {
-	cc := c.ClientConfig
-	// judge.timeout bounds each attempt through its context, which also
-	// tells a slow judge from the span's own deadline; a client-wide
-	// timeout would blur the two.
-	cc.Timeout = 0
-	if cc.MaxIdleConnsPerHost == 0 {
-		// Go keeps 2 idle connections per host by default: with 8 requests
-		// in flight, every other one would open a new connection (a TLS
-		// handshake against a remote provider).
-		cc.MaxIdleConnsPerHost = max(c.MaxConcurrency, 2)
-	}
+	cc := c.HTTPClientConfig()
 	var extensions map[component.ID]component.Component
 	if host != nil {
 		extensions = host.GetExtensions()

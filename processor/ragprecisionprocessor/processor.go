@@ -2,6 +2,7 @@ package ragprecisionprocessor
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,10 +76,11 @@ type ragProcessor struct {
 }
 
 func newProcessor(set component.TelemetrySettings, cfg *config.Config, next consumer.Traces, opts ...judge.Option) (*ragProcessor, error) {
-	judgeID, err := judge.JudgeID(cfg.Judge.Model)
+	err := cfg.Judge.Model.Err()
 	if err != nil {
 		return nil, err
 	}
+	judgeID := cfg.Judge.Model.ID()
 	health := newHealthReporter(set.Logger)
 	p := &ragProcessor{
 		cfg:    cfg,
@@ -113,16 +115,16 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 // settings, whose authenticator extensions are only reachable through the
 // host.
 func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
-	opts := []judge.Option{judge.WithObserver(judgeObserver{p})}
-	cascade, m, _ := judge.ParseJudge(p.cfg.Judge.Model)
-	if m.Provider != judge.ProviderBuiltin {
-		hc, err := judgeHTTPClient(ctx, p.cfg.Judge, host, p.set)
-		if err != nil {
+	model := p.cfg.Judge.Model
+	var hc *http.Client
+	if !model.Builtin() {
+		var err error
+		if hc, err = judgeHTTPClient(ctx, p.cfg.Judge, host, p.set); err != nil {
 			return err
 		}
-		opts = append(opts, judge.WithHTTPClient(hc))
 	}
-	engine, err := judge.New(p.cfg.JudgeConfig(), append(opts, p.judgeOpts...)...)
+	opts := append([]judge.Option{judge.WithObserver(judgeObserver{p})}, p.judgeOpts...)
+	engine, err := config.NewJudge(p.cfg.Judge, p.cfg.Cache, hc, opts...)
 	if err != nil {
 		return err
 	}
@@ -138,9 +140,9 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 	p.health.start(host)
 	go p.fwd.run()
 	switch {
-	case p.cfg.Judge.Criteria != "" && m.Provider == judge.ProviderBuiltin:
+	case p.cfg.Judge.Criteria != "" && model.Builtin():
 		p.logger.Warn("judge.criteria is set, but builtin:lexical cannot read criteria: they are ignored; use an LLM judge or a cascade to apply them")
-	case p.cfg.Judge.Criteria != "" && cascade:
+	case p.cfg.Judge.Criteria != "" && model.Cascade():
 		p.logger.Info("judge.criteria is set: builtin:lexical cannot read criteria, so in this cascade it decides only the chunks it is sure are not relevant, and the LLM, which reads them, decides the rest")
 	}
 	p.logger.Info("ragprecision processor started",

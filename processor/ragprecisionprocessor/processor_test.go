@@ -27,7 +27,7 @@ func TestCascadeStagesOnSpansAndMetrics(t *testing.T) {
 	srv := chatServer(t, chattest.KeywordJudge("Leonardo"))
 	h := newHarness(t, func(c *config.Config) {
 		llmJudge(srv.URL)(c)
-		c.Judge.Model = "cascade:openai:judge-model"
+		c.Judge.Model, _ = config.ParseModel("cascade:openai:judge-model")
 		c.Judge.Cascade.MinConfidence = 0.5
 	})
 	b := newBatch("svc")

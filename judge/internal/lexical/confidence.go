@@ -1,32 +1,11 @@
 package lexical
 
-// Confidence
-//
-// A verdict rests on two rules: the relative one (the chunk scores at least
-// the cut the retrieval sets) and the absolute one (its evidence is at least
-// MinEvidence). Its confidence is how far it is from going the other way,
-// each rule's distance normalised to [0, 1]:
-//
-//   - relative: (score - cut) / (relative · best score), scaled down by the
-//     retrieval's contrast, its scores' coefficient of variation over
-//     contrast. A retrieval of one chunk, or of chunks that all score alike,
-//     has no contrast: the relative rule then says nothing.
-//   - absolute: for a relevant verdict, how far the evidence is above
-//     MinEvidence on the way to 1; for an irrelevant one, how far it is
-//     below, over absent · MinEvidence.
-//
-// A relevant verdict needs both rules, so its confidence is the smaller of
-// the two; an irrelevant one needs either to fail, so it is the larger of
-// the failing ones. A chunk made relevant by the answer phrase although it
-// scores below the cut is contested: its confidence is 0.
-//
-// The three scales were chosen on the tuning half of the HotpotQA sample,
-// for the confidence to rank right verdicts above wrong ones (AUC) over
-// whole, 5-chunk, 3-chunk and single-chunk retrievals: see
-// TestConfidenceTuning. Contrast is 0.25 rather than the grid's best, 0.1
-// (mean AUC 0.807 against 0.809): scores that vary by a tenth of their mean
-// hardly tell chunks apart. The report in confidence_test.go shows the
-// held-out half.
+// confidenceScales turn each rule's margin into a confidence in [0, 1]: how
+// far a verdict is from going the other way (docs/LEXICAL.md, "Confidence").
+// They were chosen on the tuning half of the HotpotQA sample for the
+// confidence to rank right verdicts above wrong ones (TestConfidenceTuning);
+// contrast is coarser than the grid's best because scores that vary by a
+// tenth of their mean hardly tell chunks apart.
 type confidenceScales struct {
 	relative float64 // a margin of this share of the best score is certain
 	contrast float64 // scores whose coefficient of variation reaches it are contrast enough

@@ -1,86 +1,9 @@
 // Package lexical is the builtin:lexical relevance judge: offline,
 // deterministic and microseconds per chunk. It decides from word overlap
 // alone whether each retrieved chunk is relevant to a reference (the expected
-// or the generated answer), using the user query as context.
-//
-// # Signals
-//
-// Every chunk gets a score, a weighted sum of four signals in [0, 1]:
-//
-//   - query: the share of the query's content terms the chunk contains,
-//     weighted by IDF. There is no corpus, so document frequencies are counted
-//     over the retrieval's own chunks: a term every chunk shares says nothing
-//     about which of them is relevant.
-//   - answer: 1 when the reference occurs in the chunk as a phrase, otherwise
-//     partial credit for the IDF-weighted share of its terms. Only reference
-//     terms the query lacks count, so a reference that adds nothing to the
-//     query ("yes", "no", or one of two names the question compares) carries
-//     no signal and the judge falls back to the query alone.
-//   - names: the query's names (runs of capitalised words such as "Kiss and
-//     Tell"), found in the chunk as phrases, weighted by how few chunks have
-//     them, and counted double near the chunk's start, where its subject is.
-//   - subject: the share of the chunk's leading name (encyclopaedic, news
-//     and product text opens with its subject, and many retrievers prefix the
-//     title) that the query or the reference contains. A chunk about
-//     something the question names, or about the answer itself, is very
-//     likely needed to arrive at it.
-//
-// # Decision
-//
-// Scores are only comparable within one retrieval (IDF is), so the decision
-// is relative: a chunk is relevant when it scores at least Alpha times the best
-// chunk, or stands out at least Beta standard deviations above the mean. The
-// first rule keeps the verdicts sensible when most chunks are relevant, the
-// second picks the outliers when few are; no number of relevant chunks is
-// assumed. A relative rule alone would call the best of a set of unrelated
-// chunks relevant, so a chunk also needs absolute evidence, independent of the
-// other chunks: the answer phrase, or at least MinEvidence of the query's or
-// the answer's terms, or of its own subject's words in the query.
-//
-// Containing the reference is decisive, whatever the scores, as long as the
-// reference tells the chunks apart: it has terms the query lacks and occurs in
-// at most half of the chunks. A short reference found nearly everywhere (a
-// year, a common word) is left to the scores.
-//
-// # Confidence
-//
-// Each verdict carries a confidence in [0, 1]: how far it is from going the
-// other way, by each rule's margin (confidence.go). The relative rule's
-// margin counts only as far as the retrieval has contrast, so a retrieval
-// of one chunk, or of chunks that score alike, gets no confident relevant
-// verdict: with nothing to compare, the judge calls most on-topic chunks
-// relevant, and says so. A chunk below the evidence floor needs no other
-// chunk to be judged irrelevant, and keeps its confidence. On the held-out
-// half of the HotpotQA sample, whole retrievals, three verdicts in four have
-// a confidence of at least 0.5 and 98% of those are right (the report in
-// confidence_test.go): a cascade can keep them and ask an LLM about the rest.
-//
-// # Limits
-//
-// Only the first MaxChunkRunes runes of a chunk (or Params.ChunkRunes) and
-// the first MaxQueryRunes runes of the query and of the reference are read;
-// the work per chunk is linear in the words read. Phrase containment of the
-// reference is skipped for references longer than maxPhraseWords words,
-// which a chunk will not contain verbatim anyway (their terms still count).
-//
-// # Cost
-//
-// The query and the reference are analysed once per retrieval (or once for
-// many, with Prepare). A chunk is then read in one pass that keeps none of
-// its words: the scanner marks its word bytes eight at a time, one bit
-// each, finds where words start in that mask, and reads an ASCII word's
-// first bytes, lower-cased, straight from the text. Their first three bytes
-// rule out most words as neither a query or reference term nor a reference
-// word (a small filter built by Prepare): such a word is only counted, and
-// where it ends is never looked for. Only the words that pass are
-// lower-cased into a buffer, hashed, stemmed and looked up among the terms
-// and the reference's words, and only they and the chunk's first words
-// among the stop words: a name's words may have stop words between them,
-// and the few words between two of its terms are read again to know. Judging
-// a retrieval allocates its verdicts and one string for all its reasons; the
-// analysis of the query and the reference is recycled (a Prepared, made to
-// be kept, allocates its own), and holds their words as places in byte
-// buffers rather than as strings.
+// or the generated answer), using the user query as context. Its signals,
+// its relative decision, its confidence, its limits and what a chunk costs
+// it are described in docs/LEXICAL.md.
 package lexical
 
 const (

@@ -312,7 +312,7 @@ func TestJudgeSentenceReference(t *testing.T) {
 }
 
 // Params.ChunkRunes sets how much of a chunk is read, in either direction
-// from MaxChunkRunes: the caller's judge.max_chunk_chars applies here too.
+// from MaxChunkRunes: the engine's cut applies here too.
 func TestJudgeChunkRunes(t *testing.T) {
 	filler := strings.Repeat("filler words of no interest ", 400) // 11,200 runes
 	early := "Chief of Protocol " + filler

@@ -1,17 +1,12 @@
 package lexical
 
-// prefixFilter is a set of three-byte word prefixes, as a 2,048-bit Bloom
-// filter with one hash: the prefixes of the words in a Prepared's table (term
-// stems and reference phrase words). Most of a chunk's words are neither, and
-// for a word whose prefix is not in the filter the scanner skips stemming,
-// the full hash and the table's probes: the word cannot be in the table.
-//
-// A prefix is the lower-cased word's first three bytes, zero-padded when it
-// is shorter, as the low 24 bits of a little-endian block. A stem is a prefix
-// of its word, or the word without "ies" plus "y" ("parties" → "party"),
-// which can change the first three bytes of a short word ("xies" → "xy"): so
-// a key ending in "y" also adds the prefix of the word it would be the stem
-// of (the key without "y", plus "ies").
+// prefixFilter is a 2,048-bit Bloom filter, with one hash, of the three-byte
+// prefixes (lower-cased, zero-padded, the low 24 bits of a little-endian
+// block) of a Prepared's term stems and reference words: a chunk's word whose
+// prefix is not in it cannot be in the table, and skips stemming, hashing
+// and probing. Because "ies" → "y" stemming can change a short word's prefix
+// ("xies" → "xy"), a key ending in "y" also adds the prefix of the word it
+// would be the stem of.
 type prefixFilter [32]uint64
 
 // prefixBit is the filter's bit for a prefix.

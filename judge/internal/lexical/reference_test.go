@@ -1,7 +1,7 @@
 package lexical
 
 // This file is a frozen copy of the judge as it was before the allocation-free
-// rewrite (commit 0a23793), every package-level name prefixed with "ref". It
+// rewrite, every package-level name prefixed with "ref". It
 // is the reference the optimised judge is compared against (equivalence_test.go)
 // and the baseline its benchmarks report ratios to. Do not edit it to follow
 // the judge: a change of verdict must show up as a difference from it.

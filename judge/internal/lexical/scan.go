@@ -52,20 +52,12 @@ type hit struct {
 
 // scan reads one chunk, word by word, without keeping the words. It sets
 // has's bit t for every term t the chunk contains, and names[k] to 1 when
-// the chunk contains query name k, 2 when it does so in its lead.
-//
-// It finds words by the rules of wordReader.next from a mask of the
-// chunk's word bytes (wordMask), built eight bytes at a time: the words
-// start at its runs of set bits, one count of trailing zeros each, so that
-// where a word starts waits neither on where the one before it ended nor
-// on its bytes. Most words are then told by their first three bytes,
-// lower-cased, read as a block straight from the text and cut to the word
-// by the mask: they rule out that the word or its stem is in the table
-// (prefixFilter), and such a word is only counted; its end is not even
-// looked for. Only the chunk's first words, which the lead needs, and the
-// words that pass are read in full: lower-cased into a buffer, hashed,
-// stemmed and looked up, and told from stop words by their first sixteen
-// bytes (isStopBlock).
+// the chunk contains query name k, 2 when it does so in its lead. Words are
+// found in the chunk's wordMask; most are ruled out by their first three
+// bytes (prefixFilter), counted, and never read to their end. Only the
+// lead's words and those that pass are lower-cased, hashed, stemmed, looked
+// up, and told from stop words by their first sixteen bytes (isStopBlock);
+// docs/LEXICAL.md, "Cost", tells why.
 func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []int8) chunkInfo {
 	s := cut(chunk, r.params.chunkRunes())
 	lower, seq, all := buf.lower, buf.seq[:0], buf.phrase[:0]
@@ -75,16 +67,12 @@ func (r *Prepared) scan(chunk string, buf *scanBuffers, has []uint64, names []in
 	// see whether a stop word is followed by a capitalised word.
 	var lead [maxNameWords + 1]leadWord
 	nLead := 0
-	// Stop words matter to the subject, in the lead, and to names, which
-	// are runs of content words that may have stop words between them
-	// ("Kiss and Tell" is found in "Kiss and Tell" or "Kiss the Tell") and
-	// count double when they start among the first LeadWords content words.
-	// A word is looked up among the stop words only as long as the lead,
-	// and leadEnd, the position of the first content word past the first
-	// LeadWords, are not settled, or when it passes the prefix filter:
-	// names are found among the terms' hits (see nameAt), and only the
-	// words between two hits need to be read again to know whether they
-	// are all stop words.
+	// Stop words matter to the subject, in the lead, and to names, which may
+	// have stop words between their words ("Kiss and Tell"). A word is looked
+	// up among them only until the lead and leadEnd (the first content word
+	// past the first LeadWords) are settled, or when it passes the prefix
+	// filter: names are found among the terms' hits (nameAt), and only the
+	// words between two hits are read again.
 	leadEnd := math.MaxInt
 	counting := true
 	if r.params.LeadWords <= 0 {

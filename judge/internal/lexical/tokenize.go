@@ -381,16 +381,12 @@ func betweenDigits(s string, i int) bool {
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
-// stemLen strips English plural endings, following Harman's S-stemmer:
-// "parties" → "party", "films" → "film", "heroes" → "heroe"; "glass",
-// "campus" and "Paris" stay. It is deliberately light: a full Porter stemmer
-// conflates names and unrelated words more often than it helps on short
-// queries, while singular/plural mismatches between question and passage are
-// common ("which films" / "the film").
-//
-// So that no string is built, it returns the stem's length: the stem of the
-// lower-cased word w is w[:n], followed by "y" when y is true ("parties" →
-// "part" + "y").
+// stemLen strips English plural endings, following Harman's S-stemmer
+// ("parties" → "party", "films" → "film"; "glass" and "Paris" stay): a full
+// Porter stemmer conflates names and unrelated words more often than it
+// helps on short queries, while "which films" / "the film" is common. So
+// that no string is built, the stem of the lower-cased word w is w[:n],
+// followed by "y" when y is true ("parties" → "part" + "y").
 func stemLen[T string | []byte](w T) (n int, y bool) {
 	n = len(w)
 	if n <= 3 || w[n-1] != 's' {

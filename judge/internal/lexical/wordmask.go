@@ -7,19 +7,12 @@ import (
 )
 
 // wordMask is a chunk's words as one bit per byte: bit j of words[k] is set
-// when byte 64k+j is an ASCII letter or digit, a byte of a non-ASCII
-// letter, digit or mark (isWordRune), or a '.' or ',' between two ASCII
-// digits, which wordReader.next keeps inside a word ("3,677"). A word is then
-// a run of set bits. The words' starts are found with counts of trailing
-// zeros instead of reading the text byte by byte, and none waits on where
-// the word before it ended. high holds the bytes above 0x7f the same way
-// when the chunk has any; otherwise it only tells that no block does.
-//
-// The mask is built eight bytes at a time, without a branch per byte, as
-// asciiWordBytes8 tells word bytes. The '.' and ',' inside numbers are
-// looked for only in the blocks that have a digit, and non-ASCII runes,
-// rare in most chunks, are decoded one by one afterwards, where
-// wordReader.next decodes them.
+// when byte 64k+j belongs to a word by wordReader.next's rules (a '.' or ','
+// between two digits included: "3,677"), so that words start at runs of set
+// bits, found by counting trailing zeros, and none waits on where the word
+// before it ended. high marks the bytes above 0x7f the same way, when the
+// chunk has any. It is built eight bytes at a time without a branch per byte
+// (asciiWordBytes8); the rare non-ASCII runes are decoded one by one after.
 type wordMask struct {
 	words, high []uint64
 }

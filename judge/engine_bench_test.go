@@ -11,22 +11,17 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
 )
 
-// BenchmarkJudgedThroughput judges distinct retrievals through the real
-// go-openai client against a local Chat Completions server that answers
-// every request after a fixed latency, with more judgements waiting than
-// there are slots, and reports the spans judged per second as a share of
-// Little's-law limit: max_concurrency requests in flight, each taking the
-// latency, so slots / latency requests per second, and in per_chunk mode
-// one request per chunk. The limit is the baseline: what any scheduler
-// could do with those slots. The cache is off and every chunk distinct, so
-// every chunk costs a request.
+// BenchmarkJudgedThroughput judges distinct retrievals (no cache, every chunk
+// a request) through the real go-openai client against a local server that
+// answers after a fixed latency, with more judgements waiting than slots,
+// and reports the spans judged per second as a share of Little's-law limit,
+// slots / latency requests per second: what any scheduler could do with
+// those slots. A longer -benchtime shrinks the share of filling and draining.
 //
 //	go test -run '^$' -bench JudgedThroughput -benchtime 5s ./judge/
-//
-// A longer -benchtime makes the first and last rounds (slots filling up,
-// then draining) a smaller part of the run.
 func BenchmarkJudgedThroughput(b *testing.B) {
 	const (
 		latency = 100 * time.Millisecond
@@ -36,15 +31,10 @@ func BenchmarkJudgedThroughput(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
 			srv := chattest.NewServer(fixedLatency(latency))
 			defer srv.Close()
-			e, err := judge.New(judge.Config{
-				Model: "openai:bench-judge", BaseURL: srv.URL, Mode: judge.ModePerChunk,
-				ResponseFormat: judge.FormatAuto, Timeout: 10 * time.Second, MaxConcurrency: slots,
-				MaxChunkChars: 4000, CacheSize: 0,
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
+			c := judgetest.NewLLM(srv.URL)
+			c.Model, c.APIKey, c.Timeout = "bench-judge", "", 10*time.Second
+			c.MaxConcurrency, c.MaxRetries, c.CacheSize = slots, 0, 0
+			e := c.New(b)
 			var seq atomic.Int64
 			// Twice as many judgements waiting as there are slots: the
 			// scheduler always has a request to send when a slot frees.

@@ -1,4 +1,4 @@
-package judge
+package openai
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // PromptVersion identifies the prompts and reply contract below. It is part
@@ -137,24 +136,3 @@ var batchedSchema = map[string]any{
 type jsonSchema map[string]any
 
 func (s jsonSchema) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]any(s)) }
-
-// TruncateRunes cuts s to at most n runes, on a rune boundary, and replaces
-// invalid UTF-8 so that what reaches the prompt, the cache key and the JSON
-// encoder is the same text. It is what a judge is sent of a text under
-// judge.max_chunk_chars.
-func TruncateRunes(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if n <= 0 || len(s) <= n {
-		return s // n bytes of valid UTF-8 hold at most n runes
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
-}

@@ -10,7 +10,7 @@ import (
 )
 
 // The benchmarks judge spans of the shape the collector sees (5 chunks of
-// 500 bytes, the load of MEASUREMENTS.md; 10 chunks of 1 KB) and report, next
+// 500 bytes, the load of docs/BENCHMARKS.md; 10 chunks of 1 KB) and report, next
 // to the usual figures, the frozen reference judge's cost measured in the
 // same run and the ratios to it:
 //

@@ -1,11 +1,4 @@
-// Package judge decides whether retrieved chunks are relevant to a reference
-// text. It holds the Judge interface, provider routing from "provider:model"
-// strings, the OpenAI-compatible judge built on go-openai, the offline
-// builtin:lexical judge and the verdict cache. It has no collector imports so
-// that it can be used, and benchmarked, outside a collector.
 package judge
-
-import "context"
 
 // Request is one ranked retrieval to judge.
 type Request struct {
@@ -54,16 +47,4 @@ type Result struct {
 	// Usage is what the judgement cost upstream (zero for cached verdicts and
 	// for the builtin judge).
 	Usage Usage
-}
-
-// Judge decides the relevance of every chunk of a Request. Implementations
-// are safe for concurrent use. A Judge never guesses: it returns either one
-// verdict per chunk or an error.
-type Judge interface {
-	// ID is the judge's "provider:model", as recorded on scored spans.
-	ID() string
-	// Judge returns one verdict per chunk, or an error: ErrOverBudget or
-	// ErrNoCapacity when refused at once, the context's error when it ends
-	// first, or an *Error when the judge could not decide.
-	Judge(ctx context.Context, req Request) (Result, error)
 }

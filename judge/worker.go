@@ -10,53 +10,6 @@ import (
 	"time"
 )
 
-// flight is one cache key being decided: one chunk, or a whole retrieval
-// for judges that see the chunks together. It exists while a request for it
-// is in flight or waits to be retried; every judgement that needs the same
-// key meanwhile waits on it, so identical requests are made once.
-type flight struct {
-	key      cacheKey
-	texts    []string
-	verdicts []Verdict
-	pending  int // positions not decided yet
-	failed   bool
-	waiters  []waiter
-}
-
-// waiter is a judgement waiting for a flight to decide its group g, whose
-// chunk indices are idx (idx[i] for the flight's position i).
-type waiter struct {
-	j   *job
-	idx []int
-	g   int
-}
-
-// unit is one request to make: the positions of a flight it decides (all of
-// them, unless a batched reply broke the contract and the retrieval is
-// asked chunk by chunk).
-type unit struct {
-	f         *flight
-	pos       []int
-	owner     *job // whose deadline orders it, and who pays
-	attempts  int  // failed attempts so far
-	notBefore time.Time
-	// ctx and cancel bound the attempt under way: the latest deadline of
-	// the judgements waiting for it, and Close.
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-func (u *unit) texts() []string {
-	if len(u.pos) == len(u.f.texts) {
-		return u.f.texts
-	}
-	out := make([]string, len(u.pos))
-	for i, p := range u.pos {
-		out[i] = u.f.texts[p]
-	}
-	return out
-}
-
 // worker sends requests until the engine closes.
 func (e *Engine) worker() {
 	defer e.workers.Done()
@@ -167,44 +120,6 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	return &unit{f: f, pos: allPositions(len(texts)), owner: j}
 }
 
-// unreserveAllLocked gives back the budget reserved for j's groups that
-// will not be sent.
-func (e *Engine) unreserveAllLocked(j *job) {
-	n := 0
-	for g, r := range j.reservedFor {
-		n += int(r)
-		j.reservedFor[g] = 0
-	}
-	e.refundLocked(n)
-}
-
-// unreserveGroupLocked gives back the token reserved for j's group g, if it
-// has one: the group was answered without a request of its own.
-func (e *Engine) unreserveGroupLocked(j *job, g int) {
-	if j.reservedFor[g] == 0 {
-		return
-	}
-	j.reservedFor[g] = 0
-	e.refundLocked(1)
-}
-
-// spendGroupLocked pays for the request about to be sent for j's group g:
-// with the token reserved for it, or, for a group that needed none at
-// Admit (its key was in flight then, or came earlier in the retrieval, and
-// that request has ended since), with one taken now, in debt if need be:
-// the judgement was admitted, and every group's first request is paid for.
-// Retries are not: the budget bounds the judgements admitted, and an outage
-// must not read as an exhausted budget.
-func (e *Engine) spendGroupLocked(j *job, g int) {
-	if j.reservedFor[g] != 0 {
-		j.reservedFor[g] = 0
-		return
-	}
-	if e.budget != nil {
-		e.budget.spend(1)
-	}
-}
-
 // lateLocked tells whether judgement j can no longer finish in time at the
 // judge's current latency: ErrDeadline once its deadline has passed or is
 // closer than one request; ErrNoCapacity when it has not started and its
@@ -260,7 +175,7 @@ func (e *Engine) unitDeadlineLocked(u *unit) time.Time {
 // run makes one attempt at u and settles what came of it.
 func (e *Engine) run(u *unit, query, ref string) {
 	start := e.clock.Now()
-	verdicts, usage, err := e.be.attempt(u.ctx, query, ref, u.texts())
+	verdicts, usage, err := e.be.Attempt(u.ctx, query, ref, u.texts())
 	latency := e.clock.Now().Sub(start)
 	u.cancel()
 	u.ctx = nil
@@ -314,7 +229,7 @@ func (e *Engine) settleLocked(u *unit, verdicts []Verdict, usage Usage, err erro
 	case errors.As(err, &jerr):
 		e.failedAttemptLocked(u, jerr, latency, usage, now)
 	default:
-		e.failedAttemptLocked(u, &Error{Reason: ReasonUnreachable, Detail: err.Error(), sent: true}, latency, usage, now)
+		e.failedAttemptLocked(u, NewError(ReasonUnreachable, 0, err.Error()), latency, usage, now)
 	}
 }
 
@@ -397,8 +312,8 @@ const (
 )
 
 // MinRetryBackoff is the shortest wait before a retry: the initial backoff
-// with the least jitter. Configuration checks that max_wait leaves room for
-// it.
+// with the least jitter. Configuration checks that a judgement's wait
+// leaves room for it.
 const MinRetryBackoff = initialBackoff / 2
 
 func (e *Engine) backoff(attempt int) time.Duration {
@@ -408,113 +323,6 @@ func (e *Engine) backoff(attempt int) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(e.jitter()*float64(half))
-}
-
-// decideLocked records the verdicts of a successful attempt, and settles
-// the flight when every position is decided.
-func (e *Engine) decideLocked(u *unit, verdicts []Verdict, now time.Time) {
-	f := u.f
-	if f.failed {
-		return
-	}
-	for i, p := range u.pos {
-		f.verdicts[p] = verdicts[i]
-	}
-	f.pending -= len(u.pos)
-	if f.pending > 0 {
-		return
-	}
-	e.cache.put(f.key, f.verdicts, now)
-	if e.flights[f.key] == f {
-		delete(e.flights, f.key)
-	}
-	for _, w := range f.waiters {
-		j := w.j
-		if j.finished {
-			continue
-		}
-		e.decideGroupLocked(j, w.g, f.verdicts)
-		if j.left == 0 {
-			e.completeLocked(j)
-		}
-	}
-}
-
-// failFlightLocked ends a flight that cannot be decided: every judgement
-// waiting for it fails with err, which they would meet again themselves.
-func (e *Engine) failFlightLocked(f *flight, err *Error) {
-	if f.failed {
-		return
-	}
-	f.failed = true
-	if e.flights[f.key] == f {
-		delete(e.flights, f.key)
-	}
-	for _, w := range f.waiters {
-		e.failLocked(w.j, err)
-	}
-}
-
-// splitLocked replaces u by one unit per position.
-func (e *Engine) splitLocked(u *unit, now time.Time) {
-	f := u.f
-	for _, p := range u.pos {
-		e.requeueLocked(&unit{f: f, pos: []int{p}, owner: u.owner}, now)
-	}
-}
-
-// requeueLocked puts u back in line at once, under a live judgement that
-// waits for it; with none left, the flight is given up.
-func (e *Engine) requeueLocked(u *unit, now time.Time) {
-	u.notBefore = now
-	e.placeLocked(u)
-}
-
-// placeLocked queues u under its owner, or under another judgement waiting
-// for it when the owner has finished.
-func (e *Engine) placeLocked(u *unit) {
-	owner := u.owner
-	if owner.finished {
-		owner = e.liveWaiterLocked(u.f)
-	}
-	if owner == nil {
-		e.orphanLocked(u)
-		return
-	}
-	u.owner = owner
-	owner.retries = append(owner.retries, u)
-	e.queued++
-	if owner.heapIdx < 0 {
-		e.ready.push(owner)
-	}
-	e.cond.Signal()
-}
-
-// orphanLocked drops a unit nobody waits for any more.
-func (e *Engine) orphanLocked(u *unit) {
-	f := u.f
-	// The positions u was to decide will not be decided: the flight can no
-	// longer complete, even if another of its units (after a split) is still
-	// in flight. It must not stay where a later identical judgement would
-	// attach to it and wait forever.
-	if e.flights[f.key] == f {
-		delete(e.flights, f.key)
-	}
-}
-
-// liveWaiterLocked is the unfinished judgement with the earliest deadline
-// that waits for f, or nil.
-func (e *Engine) liveWaiterLocked(f *flight) *job {
-	var best *job
-	for _, w := range f.waiters {
-		if w.j.finished {
-			continue
-		}
-		if best == nil || w.j.before(best) {
-			best = w.j
-		}
-	}
-	return best
 }
 
 // promoteLocked moves units whose backoff is over back in line.
@@ -581,100 +389,4 @@ func (e *Engine) shedLocked(now time.Time) {
 		}
 		ahead += units
 	}
-}
-
-// failLocked ends judgement j with err unless it has finished.
-func (e *Engine) failLocked(j *job, err error) {
-	if j.finished {
-		return
-	}
-	j.finished = true
-	e.releaseLocked(j)
-	if j.done != nil {
-		e.done = append(e.done, completion{j: j, res: Result{Usage: j.usage}, err: err})
-	}
-}
-
-// releaseLocked takes a finished judgement out of the schedule: its todo
-// groups are dropped, its retries go to another judgement waiting for them
-// (or are dropped), its unspent budget is given back.
-func (e *Engine) releaseLocked(j *job) {
-	delete(e.live, j)
-	if j.heapIdx >= 0 {
-		heap.Remove(&e.ready, j.heapIdx)
-	}
-	e.queued -= j.todo
-	j.todo = 0
-	units := j.retries
-	j.retries = nil
-	e.queued -= len(units)
-	for _, u := range units {
-		e.placeLocked(u) // j has finished: under another waiter, or dropped
-	}
-	e.unreserveAllLocked(j)
-	if j.probe {
-		e.health.probeEnded()
-	}
-}
-
-// completeLocked ends judgement j with its verdicts.
-func (e *Engine) completeLocked(j *job) {
-	j.finished = true
-	e.releaseLocked(j)
-	if j.done != nil {
-		e.done = append(e.done, completion{j: j, res: Result{Verdicts: j.verdicts, Usage: j.usage}})
-	}
-}
-
-// before orders judgements earliest deadline first (none last), then by
-// arrival.
-func (j *job) before(o *job) bool {
-	switch {
-	case j.deadline.IsZero() != o.deadline.IsZero():
-		return !j.deadline.IsZero()
-	case !j.deadline.Equal(o.deadline):
-		return j.deadline.Before(o.deadline)
-	}
-	return j.seq < o.seq
-}
-
-// jobHeap is the judgements with units to send.
-type jobHeap []*job
-
-func (h jobHeap) Len() int           { return len(h) }
-func (h jobHeap) Less(a, b int) bool { return h[a].before(h[b]) }
-func (h jobHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].heapIdx, h[b].heapIdx = a, b
-}
-func (h *jobHeap) Push(x any) {
-	j := x.(*job)
-	j.heapIdx = len(*h)
-	*h = append(*h, j)
-}
-func (h *jobHeap) Pop() any {
-	old := *h
-	j := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	j.heapIdx = -1
-	return j
-}
-func (h *jobHeap) push(j *job) { heap.Push(h, j) }
-
-// unitHeap is the units waiting out a backoff. Unlike jobHeap it keeps no
-// index in its elements: a unit leaves it only by Pop, once its backoff is
-// over.
-type unitHeap []*unit
-
-func (h unitHeap) Len() int           { return len(h) }
-func (h unitHeap) Less(a, b int) bool { return h[a].notBefore.Before(h[b].notBefore) }
-func (h unitHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *unitHeap) Push(x any)        { *h = append(*h, x.(*unit)) }
-func (h *unitHeap) Pop() any {
-	old := *h
-	u := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return u
 }

@@ -1,4 +1,4 @@
-package judge
+package openai
 
 import (
 	"bytes"
@@ -17,8 +17,9 @@ import (
 // requests), it reports the Retry-After of failed replies (go-openai's
 // errors carry no headers), and it sends temperature 0 on the wire.
 type transport struct {
-	base  http.RoundTripper
-	clock Clock
+	base http.RoundTripper
+	// now is the wall clock, against which a Retry-After date is read.
+	now func() time.Time
 }
 
 // zeroTemperature is how go-openai encodes the smallest float32, which is
@@ -50,7 +51,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if trace != nil && resp != nil && resp.StatusCode >= 400 {
-		trace.retryAfter.Store(int64(retryAfter(resp.Header, t.clock.Now())))
+		trace.retryAfter.Store(int64(retryAfter(resp.Header, t.now())))
 	}
 	return resp, err
 }

@@ -1,19 +1,16 @@
-package judge
+package openai
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-)
 
-// errBadReply marks a reply that does not follow the wire contract. It is a
-// failed attempt, retried like a 5xx, and never turned into a verdict.
-var errBadReply = errors.New("judge reply does not follow the contract")
+	"github.com/ragprecision/ragprecision/judge"
+)
 
 // errWrongCount marks a batched reply whose JSON is valid but whose number of
 // verdicts differs from the number of chunks.
-var errWrongCount = fmt.Errorf("%w: wrong number of verdicts", errBadReply)
+var errWrongCount = fmt.Errorf("%w: wrong number of verdicts", judge.ErrBadReply)
 
 type wireVerdict struct {
 	// Pointers tell a missing field from an empty one, and json refuses to
@@ -44,27 +41,27 @@ func unwrapReply(content string) string {
 // parseVerdict reads a per_chunk reply: {"verdict": "yes"|"no", "reason": "…"}.
 // The verdict is compared case-insensitively after trimming whitespace, so
 // "Yes" and " no " are accepted; "yes." or "true" are not.
-func parseVerdict(content string) (Verdict, error) {
+func parseVerdict(content string) (judge.Verdict, error) {
 	var w wireVerdict
 	if err := json.Unmarshal([]byte(unwrapReply(content)), &w); err != nil {
-		return Verdict{}, fmt.Errorf("%w: %v", errBadReply, err)
+		return judge.Verdict{}, fmt.Errorf("%w: %v", judge.ErrBadReply, err)
 	}
 	return w.toVerdict()
 }
 
 // parseVerdicts reads a batched reply with exactly k verdicts.
-func parseVerdicts(content string, k int) ([]Verdict, error) {
+func parseVerdicts(content string, k int) ([]judge.Verdict, error) {
 	var w wireVerdicts
 	if err := json.Unmarshal([]byte(unwrapReply(content)), &w); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadReply, err)
+		return nil, fmt.Errorf("%w: %v", judge.ErrBadReply, err)
 	}
 	if w.Verdicts == nil {
-		return nil, fmt.Errorf("%w: missing \"verdicts\"", errBadReply)
+		return nil, fmt.Errorf("%w: missing \"verdicts\"", judge.ErrBadReply)
 	}
 	if len(*w.Verdicts) != k {
 		return nil, fmt.Errorf("%w: got %d, want %d", errWrongCount, len(*w.Verdicts), k)
 	}
-	out := make([]Verdict, k)
+	out := make([]judge.Verdict, k)
 	for i, wv := range *w.Verdicts {
 		v, err := wv.toVerdict()
 		if err != nil {
@@ -75,11 +72,11 @@ func parseVerdicts(content string, k int) ([]Verdict, error) {
 	return out, nil
 }
 
-func (w wireVerdict) toVerdict() (Verdict, error) {
+func (w wireVerdict) toVerdict() (judge.Verdict, error) {
 	if w.Verdict == nil {
-		return Verdict{}, fmt.Errorf("%w: missing \"verdict\"", errBadReply)
+		return judge.Verdict{}, fmt.Errorf("%w: missing \"verdict\"", judge.ErrBadReply)
 	}
-	var v Verdict
+	var v judge.Verdict
 	switch strings.ToLower(strings.TrimSpace(*w.Verdict)) {
 	case "yes":
 		v.Relevant = true
@@ -87,10 +84,10 @@ func (w wireVerdict) toVerdict() (Verdict, error) {
 	default:
 		// The value is not quoted: a model may echo span content there, and
 		// this error reaches the logs.
-		return Verdict{}, fmt.Errorf("%w: verdict is neither \"yes\" nor \"no\" (%d characters)", errBadReply, len(*w.Verdict))
+		return judge.Verdict{}, fmt.Errorf("%w: verdict is neither \"yes\" nor \"no\" (%d characters)", judge.ErrBadReply, len(*w.Verdict))
 	}
 	if w.Reason != nil {
-		v.Reason = TruncateRunes(strings.TrimSpace(*w.Reason), maxReasonRunes)
+		v.Reason = judge.TruncateRunes(strings.TrimSpace(*w.Reason), maxReasonRunes)
 	}
 	return v, nil
 }
