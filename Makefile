@@ -167,7 +167,7 @@ dashboard:
 FUZZTIME ?= 30s
 SPANREADER := ./processor/ragprecisionprocessor/internal/spanreader/
 fuzz:
-	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
+	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzSpringAI FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
 	  $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(SPANREADER) || exit 1; \
 	done
 	$(GO) test -run XXX -fuzz '^FuzzSameAsReference$$' -fuzztime $(FUZZTIME) ./judge/internal/lexical/

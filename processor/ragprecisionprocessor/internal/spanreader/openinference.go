@@ -9,13 +9,18 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Arize OpenInference (SPEC §3): a RETRIEVER span flattens its documents
-// into retrieval.documents.{i}.document.content; an LLM span's answer is
-// output.value.
+// Arize OpenInference (the README's dialect table): a RETRIEVER span
+// flattens its documents into retrieval.documents.{i}.document.content; an
+// LLM span's answer is output.value. A RETRIEVER span that names a model
+// (llm.model_name) generated an answer from what it retrieved, as Bedrock's
+// RetrieveAndGenerate does: its documents are the answer's citations, in
+// the order the answer cites them, not a ranking, and its output.value is
+// the answer, so it counts as a model call.
 const (
 	keyOISpanKind     = "openinference.span.kind"
 	keyOIInput        = "input.value"
 	keyOIOutput       = "output.value"
+	keyOIModelName    = "llm.model_name"
 	oiRetriever       = "RETRIEVER"
 	oiLLM             = "LLM"
 	oiDocumentsPrefix = "retrieval.documents."
@@ -26,6 +31,7 @@ const (
 const (
 	oiSpanKind = iota
 	oiOutput
+	oiModelName
 )
 
 type openInferenceDialect struct{}
@@ -33,12 +39,15 @@ type openInferenceDialect struct{}
 func (openInferenceDialect) id() Dialect { return DialectOpenInference }
 
 func (openInferenceDialect) watches() watchList {
-	return watchList{attributes: []string{keyOISpanKind, keyOIOutput}}
+	return watchList{attributes: []string{keyOISpanKind, keyOIOutput, keyOIModelName}}
 }
 
 func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	switch w.str(oiSpanKind) {
 	case oiRetriever:
+		if _, generated := w.value(oiModelName); generated {
+			return classModelCall
+		}
 		return classRetrieval
 	case oiLLM:
 		return classModelCall
@@ -46,7 +55,7 @@ func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	return 0
 }
 
-func (openInferenceDialect) confirm(*Reader, watched) bool { return false }
+func (openInferenceDialect) confirm(*Reader, ptrace.Span, watched) bool { return false }
 
 func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
