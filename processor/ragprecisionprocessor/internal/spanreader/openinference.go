@@ -14,8 +14,10 @@ import (
 // LLM span's answer is output.value. A RETRIEVER span that names a model
 // (llm.model_name) generated an answer from what it retrieved, as Bedrock's
 // RetrieveAndGenerate does: its documents are the answer's citations, in
-// the order the answer cites them, not a ranking, and its output.value is
-// the answer, so it counts as a model call.
+// the order the answer cites them, not a ranking, and it is no retrieval.
+// Such a span has an output.value, which most retrievers lack: only those
+// are looked at for llm.model_name (confirm), which is not watched, since
+// a key of its length is common.
 const (
 	keyOISpanKind     = "openinference.span.kind"
 	keyOIInput        = "input.value"
@@ -31,7 +33,6 @@ const (
 const (
 	oiSpanKind = iota
 	oiOutput
-	oiModelName
 )
 
 type openInferenceDialect struct{}
@@ -39,14 +40,14 @@ type openInferenceDialect struct{}
 func (openInferenceDialect) id() Dialect { return DialectOpenInference }
 
 func (openInferenceDialect) watches() watchList {
-	return watchList{attributes: []string{keyOISpanKind, keyOIOutput, keyOIModelName}}
+	return watchList{attributes: []string{keyOISpanKind, keyOIOutput}}
 }
 
 func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	switch w.str(oiSpanKind) {
 	case oiRetriever:
-		if _, generated := w.value(oiModelName); generated {
-			return classModelCall
+		if _, output := w.value(oiOutput); output {
+			return classMaybe
 		}
 		return classRetrieval
 	case oiLLM:
@@ -55,7 +56,12 @@ func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	return 0
 }
 
-func (openInferenceDialect) confirm(*Reader, ptrace.Span, watched) bool { return false }
+// confirm: a retriever with an output is a retrieval unless it names the
+// model that generated the output.
+func (openInferenceDialect) confirm(_ *Reader, span ptrace.Span, _ watched) bool {
+	_, generated := span.Attributes().Get(keyOIModelName)
+	return !generated
+}
 
 func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()

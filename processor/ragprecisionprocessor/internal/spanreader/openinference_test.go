@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -37,8 +38,8 @@ func TestOpenInferenceKeyWithoutIndex(t *testing.T) {
 // Bedrock Knowledge Bases through OpenInference
 // (TestNPMInstrumentations runs the real instrumentation): Retrieve is a
 // RETRIEVER span; RetrieveAndGenerate is one that names its model, whose
-// documents are the answer's citations: no retrieval, and its output.value
-// is an answer.
+// documents are the answer's citations: no retrieval (at a trace's root,
+// its output.value is the trace's answer).
 func TestBedrockKnowledgeBaseSpans(t *testing.T) {
 	r := New(Keys{}, limits)
 	retrieve := newSpan()
@@ -67,7 +68,13 @@ func TestBedrockKnowledgeBaseSpans(t *testing.T) {
 	if d, ok := r.Recognise(rag); ok {
 		t.Errorf("retrieve and generate recognised as %q", d)
 	}
+	rag.SetParentSpanID(pcommon.SpanID{})
 	if a, ok := r.TraceAnswer(rag); !ok || a.Text != "Paris." {
-		t.Errorf("retrieve and generate: answer %q %v", a.Text, ok)
+		t.Errorf("retrieve and generate at the root: answer %q %v", a.Text, ok)
+	}
+	// A retriever with an output but no model is a retrieval.
+	rag.Attributes().Remove("llm.model_name")
+	if d, ok := r.Recognise(rag); !ok || d != DialectOpenInference {
+		t.Errorf("retriever with an output: %q %v", d, ok)
 	}
 }

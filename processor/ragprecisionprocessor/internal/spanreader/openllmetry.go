@@ -144,7 +144,7 @@ func (r *Reader) mayHoldDocuments(s string) bool {
 	case t[len(t)-1] != t[0]+2: // '[' + 2 is ']' and '{' + 2 is '}'
 		return false
 	}
-	return len(t) > shortOutput || mentionsDocuments(t) || startsNodeList(t)
+	return len(t) > shortOutput || mentionsDocuments(t) || (t[0] == '[' && startsNodeList(t))
 }
 
 // startsNodeList reports whether a JSON text starts as LlamaIndex.TS
@@ -152,7 +152,7 @@ func (r *Reader) mayHoldDocuments(s string) bool {
 // key is node: [{"node": …. Its documents mention no page_content.
 func startsNodeList(t string) bool {
 	i := 0
-	next := func(want string) bool {
+	for _, want := range [...]string{"[", "{", `"node"`, ":"} {
 		for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
 			i++
 		}
@@ -160,9 +160,8 @@ func startsNodeList(t string) bool {
 			return false
 		}
 		i += len(want)
-		return true
 	}
-	return next("[") && next("{") && next(`"node"`) && next(":")
+	return true
 }
 
 // jsonContainer is s without the white space around it, when what is left

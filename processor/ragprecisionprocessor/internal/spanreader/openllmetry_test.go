@@ -235,6 +235,21 @@ func TestVectorStoreSpansWithoutText(t *testing.T) {
 			e.Attributes().PutStr("source", "wiki")
 		},
 		"pinecone upsert": func(s ptrace.Span) { s.Attributes().PutStr("db.system", "Pinecone") },
+		"lancedb search: the query builder": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "lancedb")
+			s.Attributes().PutStr("db.operation", "search")
+			s.Attributes().PutStr("db.milvus.search.filter", "capital of France")
+		},
+		"weaviate query: the call's arguments": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "weaviate")
+			s.Attributes().PutStr("db.operation", "fetch_objects")
+			s.Attributes().PutStr("db.weaviate.collections.query.fetch_objects.limit", "3")
+		},
+		"azure ai search search": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Azure AI Search")
+			s.Attributes().PutStr("azure_search.search.text", "capital of France")
+			s.Attributes().PutInt("azure_search.search.results_count", 3)
+		},
 	} {
 		s := newSpan()
 		build(s)

@@ -26,12 +26,11 @@ const (
 	springAIVectorStore  = "vector_store"
 )
 
-// Watched attributes of springAIDialect, by index; its one watched event is
-// db.vector.content.query.response.
-const (
-	springAIKind = iota
-	springAIDocuments
-)
+// The one watched attribute of springAIDialect is
+// db.vector.query.response.documents, its one watched event
+// db.vector.content.query.response: spring.ai.kind is only looked at on
+// spans that have one of them (confirm), since a key of its length is
+// common.
 
 type springAIDialect struct{}
 
@@ -39,23 +38,23 @@ func (springAIDialect) id() Dialect { return DialectSpringAI }
 
 func (springAIDialect) watches() watchList {
 	return watchList{
-		attributes: []string{keySpringAIKind, keySpringAIDocuments},
+		attributes: []string{keySpringAIDocuments},
 		events:     []string{eventSpringAIResults},
 	}
 }
 
-// classify: a vector store observation with its query's documents.
+// classify: a query's documents, of a vector store observation if confirm
+// says so.
 func (springAIDialect) classify(_ *Reader, w *watched) class {
-	if w.str(springAIKind) != springAIVectorStore {
-		return 0
-	}
-	if _, ok := w.value(springAIDocuments); ok || w.event(0) {
-		return classRetrieval
+	if _, ok := w.value(0); ok || w.event(0) {
+		return classMaybe
 	}
 	return 0
 }
 
-func (springAIDialect) confirm(*Reader, ptrace.Span, watched) bool { return false }
+func (springAIDialect) confirm(_ *Reader, span ptrace.Span, _ watched) bool {
+	return str(span.Attributes(), keySpringAIKind) == springAIVectorStore
+}
 
 func (springAIDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
