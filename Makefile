@@ -135,7 +135,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample
+E2E_TESTS := TestEndToEnd|TestNPMInstrumentations|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.
@@ -172,7 +172,7 @@ dashboard:
 FUZZTIME ?= 30s
 SPANREADER := ./processor/ragprecisionprocessor/internal/spanreader/
 fuzz:
-	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
+	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzSpringAI FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
 	  $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(SPANREADER) || exit 1; \
 	done
 	$(GO) test -run XXX -fuzz '^FuzzSameAsReference$$' -fuzztime $(FUZZTIME) ./judge/internal/lexical/

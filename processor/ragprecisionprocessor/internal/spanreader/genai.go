@@ -2,9 +2,9 @@ package spanreader
 
 import "go.opentelemetry.io/collector/pdata/ptrace"
 
-// The OpenTelemetry GenAI semantic conventions (SPEC §3): a span whose
-// gen_ai.operation.name is retrieval holds documents in
-// gen_ai.retrieval.documents; a model call's answer is in
+// The OpenTelemetry GenAI semantic conventions (the README's dialect
+// table): a span whose gen_ai.operation.name is retrieval holds documents
+// in gen_ai.retrieval.documents; a model call's answer is in
 // gen_ai.output.messages.
 const (
 	keyGenAIOperation = "gen_ai.operation.name"
@@ -39,7 +39,7 @@ func (genAIDialect) classify(_ *Reader, w *watched) class {
 	return 0
 }
 
-func (genAIDialect) confirm(*Reader, watched) bool { return false }
+func (genAIDialect) confirm(*Reader, ptrace.Span, watched) bool { return false }
 
 // read: documents are an array (of strings, or of maps with the text in
 // content, else text) or a JSON string encoding one. GenAI makes content

@@ -135,14 +135,17 @@ const maxTextDepth = 3
 var (
 	// documentFields: GenAI uses content (else text), LangChain
 	// page_content, OpenInference and LangChain's serialisation nest the
-	// document under document or kwargs.
-	documentFields = []string{"content", "text", "page_content", "document", "kwargs"}
+	// document under document or kwargs, LlamaIndex's NodeWithScore under
+	// node.
+	documentFields = []string{"content", "text", "page_content", "document", "kwargs", "node"}
 	queryFields    = []string{"query", "input", "question", "inputs", "kwargs"}
-	answerFields   = []string{"answer", "output", "result", "text", "content", "outputs"}
+	// answerFields: LlamaIndex's EngineResponse keeps its answer in
+	// message.content.
+	answerFields = []string{"answer", "output", "result", "text", "content", "outputs", "message"}
 )
 
 // maxFields is the most fields a text finder looks for.
-const maxFields = 6
+const maxFields = 7
 
 // findText is the text of a JSON text: a string is itself, an object gives
 // the text of the first of fields that holds one, looked for recursively.
@@ -154,6 +157,47 @@ func findText(text string, fields []string) string {
 	if !ok || !sc.end() {
 		return ""
 	}
+	return raw
+}
+
+// findFirstArg is the text of the first positional argument in a JSON
+// object that records a call as {"args": [...], "kwargs": {...}}: the
+// argument itself when it is a string, else the text of the first of fields
+// it holds. It returns the string token ("" when there is none), still
+// encoded; a text that is not valid JSON as a whole has none.
+func findFirstArg(text string, fields []string) string {
+	sc := newScanner(text)
+	defer sc.done()
+	var args string
+	if sc.peek() != '{' || !sc.open('{') {
+		return ""
+	}
+	for first := true; sc.more('}', &first); {
+		k, ok := sc.key()
+		if !ok {
+			return ""
+		}
+		if !keyIs(k, "args") {
+			if !sc.skip() {
+				return ""
+			}
+			continue
+		}
+		v, ok := sc.span()
+		if !ok {
+			return ""
+		}
+		args = v // a repeated key counts by its last value
+	}
+	if sc.bad || !sc.end() || !strings.HasPrefix(args, "[") {
+		return ""
+	}
+	it := newArrayItems(args)
+	defer it.done()
+	if !it.next() {
+		return ""
+	}
+	raw, _ := it.sc.textIn(fields, 1)
 	return raw
 }
 

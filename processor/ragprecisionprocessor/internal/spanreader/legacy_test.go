@@ -70,12 +70,13 @@ func legacyString(data []byte, fields []string, depth int) string {
 	return ""
 }
 
-// legacyHoldsDocuments is the old recognition of an OpenLLMetry output.
+// legacyHoldsDocuments is the old recognition of an OpenLLMetry output,
+// with LlamaIndex.TS's node lists.
 func legacyHoldsDocuments(s string, maxBytes int) bool {
-	if !strings.Contains(s, traceloopDocumentsKey) {
+	trimmed := strings.TrimSpace(s)
+	if !strings.Contains(s, traceloopDocumentsKey) && !legacyStartsNodeList(trimmed) {
 		return false
 	}
-	trimmed := strings.TrimSpace(s)
 	if len(trimmed) > maxBytes {
 		return true
 	}
@@ -92,6 +93,26 @@ func legacyHoldsDocuments(s string, maxBytes int) bool {
 		}
 	}
 	return false
+}
+
+// legacyStartsNodeList reports whether a JSON text's first tokens are [,
+// { and the key "node", written as such.
+func legacyStartsNodeList(s string) bool {
+	dec := json.NewDecoder(strings.NewReader(s))
+	for _, want := range []json.Delim{'[', '{'} {
+		if tok, err := dec.Token(); err != nil || tok != want {
+			return false
+		}
+	}
+	before := dec.InputOffset()
+	if tok, err := dec.Token(); err != nil || tok != "node" {
+		return false
+	}
+	if strings.TrimSpace(s[before:dec.InputOffset()]) != `"node"` {
+		return false
+	}
+	_, err := dec.Token() // the colon is read with the value
+	return err == nil
 }
 
 // legacyChunks is the old reading of documents from a JSON text (without

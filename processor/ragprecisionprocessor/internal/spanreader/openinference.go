@@ -9,13 +9,20 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Arize OpenInference (SPEC §3): a RETRIEVER span flattens its documents
-// into retrieval.documents.{i}.document.content; an LLM span's answer is
-// output.value.
+// Arize OpenInference (the README's dialect table): a RETRIEVER span
+// flattens its documents into retrieval.documents.{i}.document.content; an
+// LLM span's answer is output.value. A RETRIEVER span that names a model
+// (llm.model_name) generated an answer from what it retrieved, as Bedrock's
+// RetrieveAndGenerate does: its documents are the answer's citations, in
+// the order the answer cites them, not a ranking, and it is no retrieval.
+// Such a span has an output.value, which most retrievers lack: only those
+// are looked at for llm.model_name (confirm), which is not watched, since
+// a key of its length is common.
 const (
 	keyOISpanKind     = "openinference.span.kind"
 	keyOIInput        = "input.value"
 	keyOIOutput       = "output.value"
+	keyOIModelName    = "llm.model_name"
 	oiRetriever       = "RETRIEVER"
 	oiLLM             = "LLM"
 	oiDocumentsPrefix = "retrieval.documents."
@@ -39,6 +46,9 @@ func (openInferenceDialect) watches() watchList {
 func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	switch w.str(oiSpanKind) {
 	case oiRetriever:
+		if _, output := w.value(oiOutput); output {
+			return classMaybe
+		}
 		return classRetrieval
 	case oiLLM:
 		return classModelCall
@@ -46,7 +56,12 @@ func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 	return 0
 }
 
-func (openInferenceDialect) confirm(*Reader, watched) bool { return false }
+// confirm: a retriever with an output is a retrieval unless it names the
+// model that generated the output.
+func (openInferenceDialect) confirm(_ *Reader, span ptrace.Span, _ watched) bool {
+	_, generated := span.Attributes().Get(keyOIModelName)
+	return !generated
+}
 
 func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()

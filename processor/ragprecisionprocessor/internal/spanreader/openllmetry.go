@@ -1,7 +1,9 @@
 package spanreader
 
 import (
+	"math"
 	"math/bits"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -9,10 +11,18 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Traceloop OpenLLMetry (SPEC §3): vector-store instrumentations record
-// db.query.result events; framework instrumentations put a retriever's
+// Traceloop OpenLLMetry (the README's dialect table). Vector-store
+// instrumentations record a query's results as span events: Chroma's (and
+// Milvus's, Marqo's, Pinecone's Python ones) db.query.result, the document's
+// text in db.query.result.document (Python: one event per result; JS: one
+// per query, its documents a JSON array); Pinecone's JavaScript one a
+// pinecone.query.result.{i}.metadata event per match, the record's metadata
+// as attributes, the text in text (as LangChain's and LlamaIndex's Pinecone
+// stores keep it). Result events without text (ids, scores, vectors, other
+// fields) make no retrieval. Framework instrumentations put a retriever's
 // documents in traceloop.entity.output as JSON, LangChain-style
-// ({"documents": [{"page_content": "…"}]} and its variants). A model call
+// ({"documents": [{"page_content": "…"}]} and its variants) or
+// LlamaIndex.TS's ([{"node": {"text": "…"}, "score": …}]). A model call
 // (llm.request.type) carries its answer in traceloop.entity.output.
 const (
 	keyTraceloopInput     = "traceloop.entity.input"
@@ -21,14 +31,26 @@ const (
 	keyDBQueryText        = "db.query.text"
 	eventDBQueryResult    = "db.query.result"
 	keyDBQueryResultDoc   = "db.query.result.document"
+	eventPineconeResult   = "pinecone.query.result"
 	traceloopDocumentsKey = "page_content"
 )
 
-// Watched attributes of openLLMetryDialect, by index; its one watched
-// event is db.query.result.
+// pineconeTextFields are the metadata fields of a Pinecone record that hold
+// its text, in order of preference: text (LangChain's and LlamaIndex's
+// default), chunk_text (Pinecone's integrated-embedding examples), content,
+// page_content.
+var pineconeTextFields = [...]string{"text", "chunk_text", "content", "page_content"}
+
+// Watched attributes of openLLMetryDialect, by index.
 const (
 	ollmOutput = iota
 	ollmRequestType
+)
+
+// Watched events of openLLMetryDialect, by index.
+const (
+	ollmQueryResult = iota
+	ollmPineconeResult
 )
 
 type openLLMetryDialect struct{}
@@ -38,29 +60,27 @@ func (openLLMetryDialect) id() Dialect { return DialectOpenLLMetry }
 func (openLLMetryDialect) watches() watchList {
 	return watchList{
 		attributes: []string{keyTraceloopOutput, keyLLMRequestType},
-		events:     []string{eventDBQueryResult},
+		events:     []string{eventDBQueryResult, eventPineconeResult},
 	}
 }
 
-// classify: db.query.result events make a retrieval; llm.request.type a
-// model call, whose entity output is its answer. Otherwise an entity output
-// that looks like JSON may hold documents: confirm looks into it.
+// classify: llm.request.type makes a model call, whose entity output is its
+// answer. Query result events may hold documents' text, and an entity
+// output that looks like JSON may hold documents: confirm looks into them.
 func (openLLMetryDialect) classify(r *Reader, w *watched) class {
-	var c class
-	if w.event(0) {
-		c |= classRetrieval
-	}
 	if _, ok := w.value(ollmRequestType); ok {
-		c |= classModelCall
+		return classModelCall
 	}
-	if c == 0 && r.mayHoldDocuments(w.str(ollmOutput)) {
-		c = classMaybe
+	if w.event(ollmQueryResult) || w.event(ollmPineconeResult) || r.mayHoldDocuments(w.str(ollmOutput)) {
+		return classMaybe
 	}
-	return c
+	return 0
 }
 
-func (openLLMetryDialect) confirm(r *Reader, w watched) bool {
-	return r.holdsDocuments(w.str(ollmOutput))
+func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
+	return (w.event(ollmQueryResult) && r.queryResultsHaveText(span.Events())) ||
+		(w.event(ollmPineconeResult) && pineconeResultsHaveText(span.Events())) ||
+		r.holdsDocuments(w.str(ollmOutput))
 }
 
 func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
@@ -124,7 +144,24 @@ func (r *Reader) mayHoldDocuments(s string) bool {
 	case t[len(t)-1] != t[0]+2: // '[' + 2 is ']' and '{' + 2 is '}'
 		return false
 	}
-	return len(t) > shortOutput || mentionsDocuments(t)
+	return len(t) > shortOutput || mentionsDocuments(t) || (t[0] == '[' && startsNodeList(t))
+}
+
+// startsNodeList reports whether a JSON text starts as LlamaIndex.TS
+// serialises a retriever's result, an array of NodeWithScore whose first
+// key is node: [{"node": …. Its documents mention no page_content.
+func startsNodeList(t string) bool {
+	i := 0
+	for _, want := range [...]string{"[", "{", `"node"`, ":"} {
+		for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+			i++
+		}
+		if !strings.HasPrefix(t[i:], want) {
+			return false
+		}
+		i += len(want)
+	}
+	return true
 }
 
 // jsonContainer is s without the white space around it, when what is left
@@ -153,7 +190,7 @@ const shortOutput = 256
 // holdsDocuments is the test of confirm, on a text mayHoldDocuments passed.
 func (r *Reader) holdsDocuments(s string) bool {
 	t, ok := jsonContainer(s)
-	if !ok || !mentionsDocuments(t) {
+	if !ok || (!mentionsDocuments(t) && !startsNodeList(t)) {
 		return false
 	}
 	if len(t) > r.limits.MaxBytes {
@@ -282,51 +319,212 @@ var documentsWords = [2]uint64{
 
 // traceloopQuery is the query of an OpenLLMetry span: the query field of
 // traceloop.entity.input (a JSON object, possibly under inputs or kwargs, or
-// a JSON string), else db.query.text.
+// a JSON string), or its first positional argument (LlamaIndex.TS records
+// {"args": ["…"], "kwargs": {}}), else db.query.text.
 func (r *Reader) traceloopQuery(attrs pcommon.Map) string {
 	if in := str(attrs, keyTraceloopInput); in != "" && len(in) <= r.limits.MaxBytes {
-		if q := textOf(findText(strings.TrimSpace(in), queryFields)); q != "" {
+		in = strings.TrimSpace(in)
+		if q := textOf(findText(in, queryFields)); q != "" {
+			return q
+		}
+		if q := textOf(findFirstArg(in, queryFields)); q != "" {
 			return q
 		}
 	}
 	return str(attrs, keyDBQueryText)
 }
 
-// openLLMetryChunks reads db.query.result events in order, else the
-// documents of traceloop.entity.output.
+// openLLMetryChunks reads the documents of query result events, in order,
+// when they hold text; else the documents of traceloop.entity.output.
 func (r *Reader) openLLMetryChunks(span ptrace.Span, budget *byteBudget) ([]string, error) {
 	events := span.Events()
-	count := 0
+	switch {
+	case r.queryResultsHaveText(events):
+		return r.queryResultChunks(events, budget)
+	case pineconeResultsHaveText(events):
+		return r.pineconeChunks(events, budget)
+	}
+	v, ok := span.Attributes().Get(keyTraceloopOutput)
+	if !ok || v.Type() != pcommon.ValueTypeStr {
+		return nil, ErrNoChunks
+	}
+	return r.chunksFromString(v.Str(), budget)
+}
+
+// queryResultsHaveText reports whether some db.query.result event holds a
+// document's text.
+func (r *Reader) queryResultsHaveText(events ptrace.SpanEventSlice) bool {
 	for i := 0; i < events.Len(); i++ {
-		if events.At(i).Name() == eventDBQueryResult {
-			count++
-		}
-	}
-	if count == 0 {
-		v, ok := span.Attributes().Get(keyTraceloopOutput)
-		if !ok || v.Type() != pcommon.ValueTypeStr {
-			return nil, ErrNoChunks
-		}
-		return r.chunksFromString(v.Str(), budget)
-	}
-	n, err := r.keep(count)
-	if err != nil {
-		return nil, err
-	}
-	chunks := make([]string, 0, n)
-	for i := 0; i < events.Len() && len(chunks) < n; i++ {
 		e := events.At(i)
 		if e.Name() != eventDBQueryResult {
 			continue
 		}
-		var text string
-		if v, ok := e.Attributes().Get(keyDBQueryResultDoc); ok {
-			text = valueText(v)
+		v, ok := e.Attributes().Get(keyDBQueryResultDoc)
+		if !ok {
+			continue
 		}
-		if !budget.take(len(text)) {
+		if v.Type() == pcommon.ValueTypeStr && len(v.Str()) > r.limits.MaxBytes {
+			return true // too large to look into: it passes as too_large
+		}
+		found := false
+		r.eachResultDocument(v, func(text string) bool {
+			found = nonBlank(text)
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// eachResultDocument calls f with the text of each document a
+// db.query.result.document value holds, in order, until f returns false:
+// the elements of an array, or of a JSON array of strings or documents (as
+// the JavaScript instrumentation writes a query's documents), else the
+// value itself. It reports false if f stopped it.
+func (r *Reader) eachResultDocument(v pcommon.Value, f func(string) bool) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if !f(valueText(s.At(i))) {
+				return false
+			}
+		}
+		return true
+	case pcommon.ValueTypeStr:
+		if t, ok := jsonContainer(v.Str()); ok && t[0] == '[' && t[len(t)-1] == ']' {
+			if docs, ok := findDocuments(t); ok {
+				it := newArrayItems(docs)
+				defer it.done()
+				for it.next() {
+					raw, ok := it.sc.textIn(documentFields, 0)
+					if !ok {
+						return true // cannot happen: findDocuments checked it
+					}
+					if !f(textOf(raw)) {
+						return false
+					}
+				}
+				return true
+			}
+		}
+	}
+	return f(valueText(v))
+}
+
+// queryResultChunks reads the documents of db.query.result events in order,
+// a result without a document keeping its rank as an empty chunk. They are
+// counted as they are read, up to one more than the limits allow.
+func (r *Reader) queryResultChunks(events ptrace.SpanEventSlice, budget *byteBudget) ([]string, error) {
+	limit := r.chunkLimit()
+	var chunks []string
+	tooLarge := false
+	for i := 0; i < events.Len() && len(chunks) < limit && !tooLarge; i++ {
+		e := events.At(i)
+		if e.Name() != eventDBQueryResult {
+			continue
+		}
+		v, ok := e.Attributes().Get(keyDBQueryResultDoc)
+		if !ok {
+			chunks = append(chunks, "")
+			continue
+		}
+		if v.Type() == pcommon.ValueTypeStr && len(v.Str()) > budget.left {
 			return nil, ErrTooLarge
 		}
-		chunks = append(chunks, text)
+		r.eachResultDocument(v, func(text string) bool {
+			if !budget.take(len(text)) {
+				tooLarge = true
+				return false
+			}
+			chunks = append(chunks, text)
+			return len(chunks) < limit
+		})
+	}
+	if tooLarge {
+		return nil, ErrTooLarge
+	}
+	n, err := r.keep(len(chunks))
+	if err != nil {
+		return nil, err
+	}
+	return chunks[:n], nil
+}
+
+// chunkLimit is how many chunks a reading that counts as it reads needs:
+// TopK, or one more than MaxChunks, which tells ErrTooLarge.
+func (r *Reader) chunkLimit() int {
+	limit := r.limits.MaxChunks
+	if limit < math.MaxInt {
+		limit++
+	}
+	if r.limits.TopK > 0 {
+		limit = min(limit, r.limits.TopK)
+	}
+	return limit
+}
+
+// pineconeMatch is the rank of a pinecone.query.result.{i}.metadata event.
+func pineconeMatch(name string) (int, bool) {
+	const prefix, suffix = eventPineconeResult + ".", ".metadata"
+	if len(name) <= len(prefix)+len(suffix) || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	idx := name[len(prefix) : len(name)-len(suffix)]
+	i, err := strconv.Atoi(idx)
+	if err != nil || i < 0 || strconv.Itoa(i) != idx {
+		return 0, false
+	}
+	return i, true
+}
+
+// pineconeText is the text of a match's metadata: the first of
+// pineconeTextFields that is a string.
+func pineconeText(m pcommon.Map) string {
+	for _, f := range pineconeTextFields {
+		if v, ok := m.Get(f); ok && v.Type() == pcommon.ValueTypeStr {
+			return v.Str()
+		}
+	}
+	return ""
+}
+
+func pineconeResultsHaveText(events ptrace.SpanEventSlice) bool {
+	for i := 0; i < events.Len(); i++ {
+		e := events.At(i)
+		if _, ok := pineconeMatch(e.Name()); ok && nonBlank(pineconeText(e.Attributes())) {
+			return true
+		}
+	}
+	return false
+}
+
+// pineconeChunks reads the text of each match's metadata event in the
+// order of the matches; a match without one (Pinecone returned no
+// metadata) keeps its rank as an empty chunk. There are no more ranks than
+// the span has events.
+func (r *Reader) pineconeChunks(events ptrace.SpanEventSlice, budget *byteBudget) ([]string, error) {
+	ranks := 0
+	for i := 0; i < events.Len(); i++ {
+		if m, ok := pineconeMatch(events.At(i).Name()); ok && m < events.Len() {
+			ranks = max(ranks, m+1)
+		}
+	}
+	n, err := r.keep(ranks)
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([]string, n)
+	for i := 0; i < events.Len(); i++ {
+		e := events.At(i)
+		if m, ok := pineconeMatch(e.Name()); ok && m < n && chunks[m] == "" {
+			chunks[m] = pineconeText(e.Attributes())
+			if !budget.take(len(chunks[m])) {
+				return nil, ErrTooLarge
+			}
+		}
 	}
 	return chunks, nil
 }

@@ -1,6 +1,8 @@
 package spanreader
 
 import (
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -8,7 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// FuzzOpenLLMetry: entity outputs and inputs, and query result events.
+// FuzzOpenLLMetry: entity outputs and inputs, query result events, and
+// Pinecone's match metadata events.
 func FuzzOpenLLMetry(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, output, input, doc string, kind, events uint8) {
@@ -22,18 +25,27 @@ func FuzzOpenLLMetry(f *testing.F) {
 		if events&128 != 0 {
 			s.SetParentSpanID(pcommon.SpanID{1})
 		}
-		for range int(events % 12) {
+		for i := range int(events % 12) {
 			e := s.Events().AppendEmpty()
 			e.SetName("db.query.result")
 			putFuzzed(e.Attributes(), "db.query.result.document", kind, doc)
+			// Pinecone's JavaScript instrumentation: a metadata event per
+			// match, under any index.
+			if events&32 != 0 {
+				s.Events().AppendEmpty().SetName("pinecone.query.result")
+				m := s.Events().AppendEmpty()
+				m.SetName("pinecone.query.result." + strconv.Itoa(i*int(kind)) + ".metadata")
+				putFuzzed(m.Attributes(), "text", kind/6, doc)
+			}
 		}
 		check(t, Keys{}, fuzzLimits, s)
 	})
 }
 
 // A model call's entity output is its answer: it is not looked into for
-// documents, in whichever dialect the span says it is a model call. Query
-// result events still make a retrieval.
+// documents, in whichever dialect the span says it is a model call, and
+// query result events on it make no retrieval either (no instrumentation
+// records both on one span).
 func TestModelCallOutputsAreNotDocuments(t *testing.T) {
 	r := New(Keys{}, limits)
 	docs := `[{"page_content": "Paris is the capital of France."}]`
@@ -51,9 +63,11 @@ func TestModelCallOutputsAreNotDocuments(t *testing.T) {
 		if a, ok := r.TraceAnswer(s); !ok || a.Text != docs {
 			t.Errorf("%s model call: answer %q %v", name, a.Text, ok)
 		}
-		s.Events().AppendEmpty().SetName("db.query.result")
-		if d, ok := r.Recognise(s); !ok || d != DialectOpenLLMetry {
-			t.Errorf("%s model call with query results: %q %v", name, d, ok)
+		e := s.Events().AppendEmpty()
+		e.SetName("db.query.result")
+		e.Attributes().PutStr("db.query.result.document", "Paris is the capital of France.")
+		if d, ok := r.Recognise(s); ok {
+			t.Errorf("%s model call with query results recognised as %q", name, d)
 		}
 	}
 }
@@ -99,6 +113,282 @@ func TestJSONContainer(t *testing.T) {
 		got, ok := jsonContainer(s)
 		if ok != want || (ok && got != trimmed) {
 			t.Errorf("%q: %q %v, want %q %v", s, got, ok, trimmed, want)
+		}
+	}
+}
+
+// resultEvent appends a db.query.result event with the given attributes.
+func resultEvent(s ptrace.Span, attrs map[string]any) {
+	e := s.Events().AppendEmpty()
+	e.SetName("db.query.result")
+	if err := e.Attributes().FromRaw(attrs); err != nil {
+		panic(err)
+	}
+}
+
+// Vector-store query spans as OpenLLMetry's instrumentations record them
+// (shapes from their code, and for Chroma's JavaScript one from
+// TestNPMInstrumentations): the documents' text in rank order, and the
+// query where the span carries one.
+func TestVectorStoreQueryResults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(ptrace.Span)
+		want  []string
+	}{
+		{"chroma python: an event per result", func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "chroma")
+			s.Attributes().PutStr("db.operation", "query")
+			for i, d := range []string{"doc one", "doc two", "doc three"} {
+				resultEvent(s, map[string]any{"db.query.result.id": string(rune('1' + i)), "db.query.result.distance": float64(i), "db.query.result.document": d})
+			}
+		}, []string{"doc one", "doc two", "doc three"}},
+		{"chroma python: a result without a document keeps its rank", func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.id": "1", "db.query.result.document": "doc one"})
+			resultEvent(s, map[string]any{"db.query.result.id": "2"})
+			resultEvent(s, map[string]any{"db.query.result.id": "3", "db.query.result.document": "doc three"})
+		}, []string{"doc one", "", "doc three"}},
+		{"chroma javascript: an event per query, its documents a JSON array", func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "ChromaDB")
+			s.Attributes().PutStr("db.chroma.query.n_results", "3")
+			resultEvent(s, map[string]any{"db.query.result.id": `["a","b","c"]`, "db.query.result.distance": "[0.1,0.2,0.3]",
+				"db.query.result.metadata": "[null,null,null]", "db.query.result.vector": "[]",
+				"db.query.result.document": `["doc one","doc \"two\"",null]`})
+		}, []string{"doc one", `doc "two"`, ""}},
+		{"javascript, two queries: their results in order", func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.document": `["q1 first","q1 second"]`})
+			resultEvent(s, map[string]any{"db.query.result.document": `["q2 first"]`})
+		}, []string{"q1 first", "q1 second", "q2 first"}},
+		{"an array of documents", func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.document": []any{"doc one", "doc two"}})
+		}, []string{"doc one", "doc two"}},
+		{"a document that only looks like an array is text", func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.document": `[1] Paris is the capital of France.`})
+		}, []string{`[1] Paris is the capital of France.`}},
+	} {
+		s := newSpan()
+		tc.build(s)
+		d, ret, err := read(t, New(Keys{}, limits), s)
+		if d != DialectOpenLLMetry || err != nil || !reflect.DeepEqual(ret.Chunks, tc.want) {
+			t.Errorf("%s: %q %q %v, want %q", tc.name, d, ret.Chunks, err, tc.want)
+		}
+	}
+}
+
+// Query result spans that carry no document's text, and the other
+// operations of the vector stores, are never candidates: their shapes
+// copied from the instrumentations' code.
+func TestVectorStoreSpansWithoutText(t *testing.T) {
+	r := New(Keys{}, limits)
+	for name, build := range map[string]func(ptrace.Span){
+		"chroma javascript, documents not included": func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.id": `["a"]`, "db.query.result.document": `[]`})
+		},
+		"chroma javascript, null documents": func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.id": `["a","b"]`, "db.query.result.document": `[null,null]`})
+		},
+		"chroma add": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "chroma")
+			s.Attributes().PutStr("db.operation", "add")
+			s.Attributes().PutInt("db.chroma.add.documents_count", 3)
+		},
+		"pinecone python: id, score, metadata as Python's repr": func(s ptrace.Span) {
+			resultEvent(s, map[string]any{"db.query.result.id": "a", "db.query.result.score": 0.9,
+				"db.query.result.metadata": "{'text': 'Paris is the capital of France.'}", "db.query.result.vector": []any{0.1, 0.2}})
+		},
+		"milvus query: a row's fields": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "milvus")
+			resultEvent(s, map[string]any{"id": int64(1), "color_tag": "brown"})
+		},
+		"milvus search: entities as Python's repr": func(s ptrace.Span) {
+			e := s.Events().AppendEmpty()
+			e.SetName("db.search.result")
+			_ = e.Attributes().FromRaw(map[string]any{"db.search.result.query_id": int64(0), "db.search.result.id": "1",
+				"db.search.result.distance": "0.1", "db.search.result.entity": "{'text': 'Paris is the capital of France.'}"})
+		},
+		"marqo search: a hit's fields": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.marqo.search.query", "capital of France")
+			resultEvent(s, map[string]any{"_id": "a", "_score": 0.9, "Title": "Paris"})
+		},
+		"azure ai search upload: the uploaded documents": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Azure AI Search")
+			s.Attributes().PutStr("db.query.result.document.0", `{"id": "1", "description": "Paris is the capital of France."}`)
+			s.Attributes().PutStr("db.query.result.id.0", "1")
+		},
+		"azure ai search get_document": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.query.result.document", `{"id": "1", "description": "Paris is the capital of France."}`)
+		},
+		"qdrant javascript search: payloads as JSON": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Qdrant")
+			s.Attributes().PutStr("db.vector.query.result.0.metadata", `{"content": "Paris is the capital of France."}`)
+			s.Events().AppendEmpty().SetName("qdrant.search.result")
+			s.Events().AppendEmpty().SetName("qdrant.search.result.0")
+		},
+		"pinecone javascript query without metadata": func(s ptrace.Span) {
+			s.Events().AppendEmpty().SetName("pinecone.query.result")
+			s.Events().AppendEmpty().SetName("pinecone.query.result.0")
+		},
+		"pinecone javascript metadata without text": func(s ptrace.Span) {
+			s.Events().AppendEmpty().SetName("pinecone.query.result")
+			e := s.Events().AppendEmpty()
+			e.SetName("pinecone.query.result.0.metadata")
+			e.Attributes().PutStr("source", "wiki")
+		},
+		"pinecone upsert": func(s ptrace.Span) { s.Attributes().PutStr("db.system", "Pinecone") },
+		"lancedb search: the query builder": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "lancedb")
+			s.Attributes().PutStr("db.operation", "search")
+			s.Attributes().PutStr("db.milvus.search.filter", "capital of France")
+		},
+		"weaviate query: the call's arguments": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "weaviate")
+			s.Attributes().PutStr("db.operation", "fetch_objects")
+			s.Attributes().PutStr("db.weaviate.collections.query.fetch_objects.limit", "3")
+		},
+		"azure ai search search": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Azure AI Search")
+			s.Attributes().PutStr("azure_search.search.text", "capital of France")
+			s.Attributes().PutInt("azure_search.search.results_count", 3)
+		},
+	} {
+		s := newSpan()
+		build(s)
+		if d, ok := r.Recognise(s); ok {
+			t.Errorf("%s: recognised as %q", name, d)
+		}
+	}
+}
+
+// Pinecone's JavaScript instrumentation: a metadata event per match, in
+// the order of the matches; a match without metadata keeps its rank.
+func TestPineconeMatches(t *testing.T) {
+	s := newSpan()
+	s.Attributes().PutStr("db.system", "Pinecone")
+	s.Attributes().PutInt("db.vector.query.result.matches_length", 3)
+	s.Events().AppendEmpty().SetName("pinecone.query.request")
+	s.Events().AppendEmpty().SetName("pinecone.query.result")
+	for i, text := range []string{"first", "", "third"} {
+		s.Events().AppendEmpty().SetName("pinecone.query.result." + string(rune('0'+i)))
+		if text == "" {
+			continue
+		}
+		e := s.Events().AppendEmpty()
+		e.SetName("pinecone.query.result." + string(rune('0'+i)) + ".metadata")
+		e.Attributes().PutStr("source", "wiki")
+		e.Attributes().PutStr("text", text)
+	}
+	d, ret, err := read(t, New(Keys{}, limits), s)
+	if d != DialectOpenLLMetry || err != nil || !reflect.DeepEqual(ret.Chunks, []string{"first", "", "third"}) {
+		t.Fatalf("%q %q %v", d, ret.Chunks, err)
+	}
+	for field, want := range map[string]bool{"text": true, "chunk_text": true, "content": true, "page_content": true, "body": false} {
+		s := newSpan()
+		e := s.Events().AppendEmpty()
+		e.SetName("pinecone.query.result")
+		e = s.Events().AppendEmpty()
+		e.SetName("pinecone.query.result.0.metadata")
+		e.Attributes().PutStr(field, "Paris")
+		if _, ok := New(Keys{}, limits).Recognise(s); ok != want {
+			t.Errorf("text in %s: recognised %v, want %v", field, ok, want)
+		}
+	}
+}
+
+// LlamaIndex.TS with OpenLLMetry: a retriever's span holds its
+// NodeWithScore list in traceloop.entity.output and its query as the first
+// argument in traceloop.entity.input; the query engine's span is no
+// retrieval, and gives the trace's answer.
+func TestLlamaIndexSpans(t *testing.T) {
+	node := func(text string, score float64) string {
+		return `{"node":{"id_":"n","metadata":{},"excludedEmbedMetadataKeys":[],"excludedLlmMetadataKeys":[],"relationships":{"SOURCE":{"nodeId":"a","metadata":{},"hash":"h"}},` +
+			`"text":"` + text + `","textTemplate":"","endCharIdx":7,"metadataSeparator":"\n","type":"TEXT","hash":"h"},"score":` + strconv.FormatFloat(score, 'f', -1, 64) + `}`
+	}
+	nodes := "[" + node("Paris is the capital of France.", 0.9) + "," + node("Bananas are yellow.", 0.8) + "]"
+	r := New(Keys{}, limits)
+	retriever := newSpan()
+	retriever.Attributes().PutStr("traceloop.span.kind", "task")
+	retriever.Attributes().PutStr("traceloop.entity.input", `{"args":["What is the capital of France?"],"kwargs":{}}`)
+	retriever.Attributes().PutStr("traceloop.entity.output", nodes)
+	d, ret, err := read(t, r, retriever)
+	if d != DialectOpenLLMetry || err != nil || ret.Query != "What is the capital of France?" ||
+		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital of France.", "Bananas are yellow."}) {
+		t.Fatalf("retriever: %q %+v %v", d, ret, err)
+	}
+	// A short list is recognised by the shape of its start, a long one by
+	// confirm.
+	short := newSpan()
+	short.Attributes().PutStr("traceloop.entity.output", `[ {"node": {"text": "Paris"}, "score": 1} ]`)
+	if _, ok := r.Recognise(short); !ok {
+		t.Error("short node list not recognised")
+	}
+
+	engineOutput := `{"metadata":{},"message":{"content":"The capital of France is Paris.","role":"assistant"},"raw":null,"sourceNodes":` + nodes + `,"stream":false}`
+	for name, attrs := range map[string]map[string]any{
+		"retriever_query_engine.query": {"traceloop.span.kind": "workflow", "traceloop.workflow.name": "retriever_query_engine.query",
+			"traceloop.entity.input": `{"args":[],"kwargs":{"query":"What is the capital of France?"}}`, "traceloop.entity.output": engineOutput},
+		"compact_and_refine.synthesize": {"traceloop.span.kind": "task",
+			"traceloop.entity.input": `{"args":[],"kwargs":{"query":{"query":"What is the capital of France?"},"nodes":` + nodes + `}}`, "traceloop.entity.output": engineOutput},
+		"base_embedding.get_query_embedding": {"traceloop.span.kind": "task",
+			"traceloop.entity.input": `{"args":[],"kwargs":{"type":"text","text":"What is the capital of France?"}}`, "traceloop.entity.output": "[1,0]"},
+	} {
+		s := newSpan()
+		_ = s.Attributes().FromRaw(attrs)
+		if d, ok := r.Recognise(s); ok {
+			t.Errorf("%s recognised as %q", name, d)
+		}
+		if name == "retriever_query_engine.query" {
+			s.SetParentSpanID(pcommon.SpanID{})
+			if a, ok := r.TraceAnswer(s); !ok || a.Text != "The capital of France is Paris." {
+				t.Errorf("query engine's answer %q %v", a.Text, ok)
+			}
+		}
+	}
+}
+
+// The first positional argument is the query only in a valid JSON text,
+// and only when no query field comes first.
+func TestFirstArgument(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"args":["q"],"kwargs":{}}`:             "q",
+		`{"args":[{"query":"q"}]}`:               "q",
+		`{"args":[],"kwargs":{"query":"kw"}}`:    "kw",
+		`{"args":["a"],"args":["b"]}`:            "b",
+		`{"args":[1,"q"]}`:                       "",
+		`{"args":["q"]`:                          "",
+		`{"args":"q"}`:                           "",
+		`["q"]`:                                  "",
+		`{"inputs":{"query":"i"},"args":["a"]}`:  "i",
+		`{"args":["q\u00e9"],"kwargs":{"x":[]}}`: "qé",
+	} {
+		s := newSpan()
+		s.Attributes().PutStr("traceloop.entity.input", in)
+		if got := New(Keys{}, limits).traceloopQuery(s.Attributes()); got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Query results are read within the limits: TopK cuts them, more than
+// MaxChunks (after TopK) or MaxBytes is too large.
+func TestQueryResultLimits(t *testing.T) {
+	s := newSpan()
+	resultEvent(s, map[string]any{"db.query.result.document": `["a","b","c"]`})
+	resultEvent(s, map[string]any{"db.query.result.document": "d"})
+	for _, tc := range []struct {
+		lim  Limits
+		want []string
+		err  error
+	}{
+		{Limits{MaxChunks: 10, MaxBytes: 100}, []string{"a", "b", "c", "d"}, nil},
+		{Limits{TopK: 2, MaxChunks: 10, MaxBytes: 100}, []string{"a", "b"}, nil},
+		{Limits{MaxChunks: 3, MaxBytes: 100}, nil, ErrTooLarge},
+		{Limits{TopK: 3, MaxChunks: 3, MaxBytes: 100}, []string{"a", "b", "c"}, nil},
+		{Limits{MaxChunks: 10, MaxBytes: 3}, nil, ErrTooLarge},
+	} {
+		r := New(Keys{}, tc.lim)
+		_, ret, err := read(t, r, s)
+		if err != tc.err || !reflect.DeepEqual(ret.Chunks, tc.want) {
+			t.Errorf("%+v: %q %v, want %q %v", tc.lim, ret.Chunks, err, tc.want, tc.err)
 		}
 	}
 }

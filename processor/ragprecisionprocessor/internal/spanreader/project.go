@@ -2,8 +2,8 @@ package spanreader
 
 import "go.opentelemetry.io/collector/pdata/ptrace"
 
-// The project's own keys (SPEC §3): rag.chunks marks a retrieval; rag.query,
-// rag.answer and rag.reference go with it.
+// The project's own keys (the README's dialect table): rag.chunks marks a
+// retrieval; rag.query, rag.answer and rag.reference go with it.
 const (
 	keyRAGChunks    = "rag.chunks"
 	keyRAGQuery     = "rag.query"
@@ -28,7 +28,7 @@ func (projectDialect) classify(_ *Reader, w *watched) class {
 	return 0
 }
 
-func (projectDialect) confirm(*Reader, watched) bool { return false }
+func (projectDialect) confirm(*Reader, ptrace.Span, watched) bool { return false }
 
 func (projectDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()

@@ -9,9 +9,9 @@
 // linear in its size, whichever of the two reads it.
 //
 // Each dialect is a file (project.go, genai.go, openinference.go,
-// openllmetry.go) implementing the dialect interface of registry.go, which
-// lists them in SPEC §3's order and holds the pass over a span's
-// attributes. jsonscan.go is the JSON scanner, jsonfind.go what the
+// openllmetry.go, springai.go) implementing the dialect interface of
+// registry.go, which lists them in the order of the README's dialect table
+// and holds the pass over a span's attributes. jsonscan.go is the JSON scanner, jsonfind.go what the
 // dialects look for with it.
 package spanreader
 
@@ -40,6 +40,8 @@ const (
 	DialectOpenInference Dialect = "openinference"
 	// DialectOpenLLMetry is Traceloop OpenLLMetry.
 	DialectOpenLLMetry Dialect = "openllmetry"
+	// DialectSpringAI is Spring AI's vector store observations.
+	DialectSpringAI Dialect = "spring_ai"
 )
 
 // keyScoreStatus is written by the processor on every span it selects. A
@@ -243,6 +245,9 @@ func textOrNone(s string) string {
 	}
 	return s
 }
+
+// nonBlank reports whether s has text other than white space.
+func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
 
 func allBlank(chunks []string) bool {
 	for _, c := range chunks {

@@ -79,8 +79,15 @@ func TestRecogniseOrder(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q %v", tc.name, d, ok, tc.want, tc.ok)
 		}
 	}
+	// Query result events make a retrieval when they hold a document.
 	s := newSpan()
-	s.Events().AppendEmpty().SetName("db.query.result")
+	e := s.Events().AppendEmpty()
+	e.SetName("db.query.result")
+	e.Attributes().PutStr("db.query.result.id", "a")
+	if d, ok := r.Recognise(s); ok {
+		t.Errorf("db.query.result event without a document: %q", d)
+	}
+	e.Attributes().PutStr("db.query.result.document", "x")
 	if d, ok := r.Recognise(s); d != DialectOpenLLMetry || !ok {
 		t.Errorf("db.query.result events: %q %v", d, ok)
 	}

@@ -7,16 +7,19 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// A dialect is one instrumentation convention for retrieval spans (SPEC §3).
-// Adding one is a file that implements dialect (with its own fuzz target)
-// and its line in dialects below (numDialects counts them); a line in
-// answerers too if its model calls carry the trace's answer.
+// A dialect is one instrumentation convention for retrieval spans (the
+// README's dialect table). Adding one is a file that implements dialect
+// (with its own _test file and fuzz target, listed in the Makefile's fuzz
+// target), its line in dialects below (numDialects counts them) and its
+// case in classifyAs; a line in answerers too if its model calls carry the
+// trace's answer.
 //
 // Recognising a span is two steps. classify runs on every span that has one
 // of the dialect's watched attributes or events, and decides from them
 // alone, cheaply; when it can only say that the span may be a retrieval,
-// confirm looks further — but only when no dialect before it claimed the
-// span and no dialect took it for a model call.
+// confirm looks further, into the span itself (its events, the text of an
+// attribute) — but only when no dialect before it claimed the span and no
+// dialect took it for a model call.
 type dialect interface {
 	// id is the Dialect that Recognise reports for the spans it recognises.
 	id() Dialect
@@ -28,8 +31,9 @@ type dialect interface {
 	// allocate and must cost the same whatever the size of the values.
 	// It is called through classifyAs, not through this interface.
 	classify(r *Reader, w *watched) class
-	// confirm decides a span that classify found to be classMaybe.
-	confirm(r *Reader, w watched) bool
+	// confirm decides a span that classify found to be classMaybe. It runs
+	// on few spans, and may look at any part of them.
+	confirm(r *Reader, span ptrace.Span, w watched) bool
 	// read takes the query, answer and reference from a span it
 	// recognised, and its chunks when wantChunks, within the reader's
 	// limits (Read checks the total).
@@ -52,21 +56,23 @@ const (
 	classModelCall
 )
 
-// dialects in SPEC §3's order: the first that recognises a span wins.
+// dialects in the order of the README's dialect table: the first that
+// recognises a span wins.
 var dialects = [numDialects]dialect{
 	projectDialect{},
 	genAIDialect{},
 	openInferenceDialect{},
 	openLLMetryDialect{},
+	springAIDialect{},
 }
 
 // numDialects sizes the per-dialect state of a pass over a span, which
 // lives on the stack; the compiler refuses more dialects than it says, and
 // TestRegistry fewer. At most 8 (observation.present is a byte).
-const numDialects = 4
+const numDialects = 5
 
 // answerers are the dialects whose attributes can carry a trace's answer,
-// in the order they are tried (SPEC §3, trace_join).
+// in the order they are tried (trace_join in the README).
 var answerers = [...]int{
 	dialectIndex(DialectOpenInference),
 	dialectIndex(DialectGenAI),
@@ -353,6 +359,8 @@ func classifyAs(r *Reader, d int, w *watched) class {
 		return dl.classify(r, w)
 	case openLLMetryDialect:
 		return dl.classify(r, w)
+	case springAIDialect:
+		return dl.classify(r, w)
 	}
 	panic("spanreader: classifyAs has no case for " + string(dialects[d].id()))
 }
@@ -389,7 +397,7 @@ func (r *Reader) dialectOf(span ptrace.Span, obs *observation) int {
 		if first >= 0 && first < d {
 			break
 		}
-		if dialects[d].confirm(r, obs.watched[d]) {
+		if dialects[d].confirm(r, span, obs.watched[d]) {
 			return d
 		}
 	}

@@ -35,8 +35,8 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("answerer %d is not a dialect", a)
 		}
 	}
-	// SPEC §3's order.
-	want := []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry}
+	// The order of the README's dialect table.
+	want := []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry, DialectSpringAI}
 	for i, d := range want {
 		if dialects[i].id() != d {
 			t.Errorf("dialect %d is %q, want %q", i, dialects[i].id(), d)

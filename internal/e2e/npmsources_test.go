@@ -1,0 +1,303 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/otlpsink"
+)
+
+// TestNPMInstrumentations runs the retrieval sources of the README's
+// dialect table that ship on npm — Chroma and Pinecone with OpenLLMetry's
+// vector-store instrumentations, Amazon Bedrock Knowledge Bases with
+// OpenInference's, LlamaIndex.TS with OpenLLMetry's — as an application
+// runs them: the real client libraries and instrumentations, at the
+// versions pinned in testdata/npmsources/package-lock.json, against local
+// services that answer as the real ones do (vectorservices_test.go),
+// exporting over OTLP/HTTP to the built collector. Their retrievals must
+// come out scored with the verdicts of a keyword judge in the services'
+// rank order, and every other span they emit (upserts, gets, deletes,
+// retrieve-and-generate, the query engine, the synthesizer, embeddings)
+// untouched.
+func TestNPMInstrumentations(t *testing.T) {
+	t.Parallel()
+	bin := collectorBinary(t)
+	node, npm := requiredTool(t, "node"), requiredTool(t, "npm")
+	dir := installNPMSources(t, npm)
+
+	judge := chattest.NewServer(chattest.KeywordJudge("Paris"))
+	t.Cleanup(judge.Close)
+	sink, err := otlpsink.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sink.Stop)
+	c := startCollector(t, bin, judge.URL, sink.Addr())
+
+	chroma := startFakeChroma(t)
+	pinecone := startFakePinecone(t)
+	bedrock := startFakeBedrockAgentRuntime(t, npmAnswer, []kbChunk{
+		{"oslo", npmOslo, 0.9}, {"bananas", npmBananas, 0.8}, {"paris", npmParis, 0.7}, {"seine", npmSeine, 0.1},
+	})
+
+	// Embeddings are chosen so that each service ranks the chunks as
+	// wanted below: Chroma by squared distance to (0,0), Pinecone and
+	// LlamaIndex's in-memory store by cosine similarity to (1,0).
+	type doc struct {
+		ID        string    `json:"id"`
+		Text      string    `json:"text"`
+		Embedding []float64 `json:"embedding"`
+	}
+	chromaDocs := []doc{{"paris", npmParis, []float64{0.1, 0}}, {"bananas", npmBananas, []float64{0.2, 0}},
+		{"seine", npmSeine, []float64{0.3, 0}}, {"oslo", npmOslo, []float64{0.9, 0}}}
+	pineconeDocs := []doc{{"paris", npmParis, []float64{1, 0.3}}, {"bananas", npmBananas, []float64{1, 0.1}},
+		{"seine", npmSeine, []float64{1, 0.5}}, {"oslo", npmOslo, []float64{0, 1}}}
+	llamaDocs := []doc{{"paris", npmParis, []float64{1, 0.1}}, {"bananas", npmBananas, []float64{1, 0.3}},
+		{"oslo", npmOslo, []float64{1, 0.5}}, {"seine", npmSeine, []float64{1, 0.7}}, {"lisbon", npmLisbon, []float64{1, 0.9}}}
+	asJSON := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "drive.cjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"OTLP_TRACES_URL=http://127.0.0.1:"+c.http+"/v1/traces",
+		"CORPUS="+asJSON(map[string]string{"question": npmQuestion, "answer": npmAnswer}),
+		"CHROMA_URL="+chroma.URL, "CHROMA_DOCS="+asJSON(chromaDocs), "CHROMA_QUERY=[0,0]",
+		"PINECONE_URL="+pinecone.URL, "PINECONE_DOCS="+asJSON(pineconeDocs), "PINECONE_QUERY=[1,0]",
+		"BEDROCK_URL="+bedrock.URL,
+		"LLAMAINDEX_DOCS="+asJSON(llamaDocs), "LLAMAINDEX_QUERY=[1,0]",
+		"OTEL_LOG_LEVEL=error",
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("drive.cjs: %v\n%s", err, out)
+	}
+
+	want := []npmRetrieval{
+		{span: "chromadb.query", verdicts: []bool{true, false, true}, cp: 5.0 / 6},
+		{span: "pinecone.query", verdicts: []bool{false, true, true}, cp: 7.0 / 12},
+		{span: "bedrock.retrieve", query: npmQuestion, verdicts: []bool{false, false, true}, cp: 1.0 / 3},
+		{span: "vector_index_retriever.retrieve", query: npmQuestion, verdicts: []bool{true, false, false, true, false}, cp: 0.75},
+		// The query engine's retrieve wraps the retriever's, and the
+		// instrumentation records it too, with the same documents.
+		{span: "retriever_query_engine.retrieve", query: npmQuestion, verdicts: []bool{true, false, false, true, false}, cp: 0.75},
+	}
+	// Spans that must come out, and untouched.
+	others := []string{
+		"workflow chroma", "chromadb.add", "chromadb.get", "chromadb.delete",
+		"workflow pinecone", "pinecone.upsert", "pinecone.delete",
+		"workflow bedrock", "bedrock.retrieve_and_generate",
+		"retriever_query_engine.query", "compact_and_refine.synthesize", "base_embedding.get_query_embedding",
+	}
+	spans := waitForNamedSpans(ctx, t, sink, append(retrievalNames(want), others...))
+	t.Cleanup(func() {
+		if t.Failed() {
+			logSpans(t, sink.Traces())
+			t.Logf("chroma: %v\npinecone: %v\nbedrock: %v", chroma.log.all(), pinecone.log.all(), bedrock.log.all())
+		}
+	})
+	for _, w := range want {
+		checkNPMRetrieval(t, spans, w)
+	}
+	for name, s := range spans {
+		if slices.ContainsFunc(want, func(w npmRetrieval) bool { return w.span == name }) {
+			continue
+		}
+		for k := range s.Attributes().All() {
+			if strings.HasPrefix(k, "rag.contextual_precision") {
+				t.Errorf("%s is not a retrieval, but has %s", name, k)
+			}
+		}
+		for _, e := range s.Events().All() {
+			if e.Name() == "gen_ai.evaluation.result" {
+				t.Errorf("%s is not a retrieval, but has an evaluation event", name)
+			}
+		}
+	}
+	// The judge saw each source's query where the source carries one.
+	for _, w := range want {
+		if w.query == "" {
+			continue
+		}
+		found := false
+		for _, r := range judge.Requests() {
+			found = found || r.Block("QUESTION") == w.query
+		}
+		if !found {
+			t.Errorf("%s: no judge request with the question %q", w.span, w.query)
+		}
+	}
+}
+
+const (
+	npmQuestion = "What is the capital of France?"
+	npmAnswer   = "The capital of France is Paris."
+	npmParis    = "Paris is the capital and most populous city of France."
+	npmBananas  = "Bananas are an excellent source of potassium and fibre."
+	npmSeine    = "France's capital, Paris, sits on the Seine."
+	npmOslo     = "Oslo is the capital of Norway."
+	npmLisbon   = "Lisbon is the capital of Portugal."
+)
+
+// npmRetrieval is a retrieval span a source emits and the score it must
+// come out with.
+type npmRetrieval struct {
+	span     string
+	query    string // the question the judge must see; "" when the source carries none
+	verdicts []bool
+	cp       float64
+}
+
+func retrievalNames(want []npmRetrieval) []string {
+	names := make([]string, len(want))
+	for i, w := range want {
+		names[i] = w.span
+	}
+	return names
+}
+
+func checkNPMRetrieval(t *testing.T, spans map[string]ptrace.Span, w npmRetrieval) {
+	t.Helper()
+	a := spans[w.span].Attributes()
+	get := func(k string) pcommon.Value { v, _ := a.Get(k); return v }
+	if st := get("rag.contextual_precision.status").Str(); st != "scored" {
+		t.Errorf("%s: status %q, want scored", w.span, st)
+		return
+	}
+	var verdicts []bool
+	for _, v := range get("rag.contextual_precision.verdicts").Slice().All() {
+		verdicts = append(verdicts, v.Bool())
+	}
+	if !slices.Equal(verdicts, w.verdicts) {
+		t.Errorf("%s: verdicts %v, want %v", w.span, verdicts, w.verdicts)
+	}
+	if cp := get("rag.contextual_precision").Double(); math.Abs(cp-w.cp) > 1e-9 {
+		t.Errorf("%s: CP %v, want %v", w.span, cp, w.cp)
+	}
+	if got := get("rag.contextual_precision.passed").Bool(); got != (w.cp >= 0.7) {
+		t.Errorf("%s: passed %v", w.span, got)
+	}
+	if got := get("rag.contextual_precision.reference_source").Str(); got != "answer" {
+		t.Errorf("%s: reference_source %q, want answer (the trace's)", w.span, got)
+	}
+}
+
+// waitForNamedSpans waits until a span of each name has come out of the
+// collector, and returns the spans by name; a name that comes out twice is
+// an error.
+func waitForNamedSpans(ctx context.Context, t *testing.T, sink *otlpsink.Sink, names []string) map[string]ptrace.Span {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		byName := map[string]ptrace.Span{}
+		count := map[string]int{}
+		for _, td := range sink.Traces() {
+			forEachSpanOf(td, func(s ptrace.Span) {
+				byName[s.Name()] = s
+				count[s.Name()]++
+			})
+		}
+		missing := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return count[n] > 0 })
+		if len(missing) == 0 {
+			for n, k := range count {
+				if k > 1 {
+					t.Errorf("span %q came out %d times", n, k)
+				}
+			}
+			return byName
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			logSpans(t, sink.Traces())
+			t.Fatalf("spans never came out: %v", missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func forEachSpanOf(td ptrace.Traces, f func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				f(s)
+			}
+		}
+	}
+}
+
+// logSpans logs every span with its attributes and events, to show what
+// an instrumentation emitted.
+func logSpans(t *testing.T, all []ptrace.Traces) {
+	t.Helper()
+	for _, td := range all {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, s := range ss.Spans().All() {
+					attrs, _ := json.Marshal(s.Attributes().AsRaw())
+					t.Logf("span %q (scope %s %s): %s", s.Name(), ss.Scope().Name(), ss.Scope().Version(), attrs)
+					for _, e := range s.Events().All() {
+						ea, _ := json.Marshal(e.Attributes().AsRaw())
+						t.Logf("    event %q: %s", e.Name(), ea)
+					}
+				}
+			}
+		}
+	}
+}
+
+// requiredTool is the path of a program the test needs. Without it the
+// test is skipped, except in CI, where it fails.
+func requiredTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		msg := fmt.Sprintf("%s is not installed: %v", name, err)
+		if inCI() {
+			t.Fatal(msg + " (CI is set, so the test must run)")
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
+// installNPMSources installs testdata/npmsources, exactly as its lock file
+// pins it, into a directory of the test's own (npm's cache makes runs after
+// the first fast) and returns that directory.
+func installNPMSources(t *testing.T, npm string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", "drive.cjs"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "npmsources", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, f, string(b))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	return dir
+}
