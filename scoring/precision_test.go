@@ -13,7 +13,8 @@ func bools(v ...int) []bool {
 	return out
 }
 
-// TestContextualPrecisionWorkedValues pins the worked values of SPEC §2.
+// TestContextualPrecisionWorkedValues pins the worked values of the README's
+// Contextual Precision section.
 func TestContextualPrecisionWorkedValues(t *testing.T) {
 	tests := []struct {
 		verdicts []int
@@ -88,7 +89,7 @@ func TestContextualPrecisionTopK(t *testing.T) {
 	}
 }
 
-// A reference implementation written the way SPEC §2 states the formula,
+// A reference implementation written the way the README states the formula,
 // checked against the incremental one on every verdict list up to length 12.
 func TestContextualPrecisionMatchesFormula(t *testing.T) {
 	for n := 1; n <= 12; n++ {
