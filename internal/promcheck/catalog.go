@@ -1,9 +1,11 @@
 package promcheck
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ragprecision/ragprecision/judge"
+	"github.com/ragprecision/ragprecision/scoring"
 )
 
 // Family is a metric family the collector exports on its Prometheus
@@ -24,11 +26,15 @@ type Family struct {
 var TargetLabels = []string{"job", "instance"}
 
 var (
-	precisionLabels = []string{"service_name", "data_source", "reference_source", "judge_model"}
-	sourceLabels    = []string{"service_name", "data_source"}
+	// productLabels are the labels of every rag_* metric; variant is set
+	// only when attributes.variant is configured.
+	productLabels = []string{"service_name", "data_source", "reference_source", "judge_model", "variant"}
+	sourceLabels  = []string{"service_name", "data_source"}
+	// scoreBuckets are the upper bounds of the histograms of scores in [0, 1].
+	scoreBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 
 	// UnscoredStatuses are the statuses of selected spans forwarded without
-	// a score (SPEC §5); all exist from the start, at 0.
+	// a score (README "Output on spans"); all exist from the start, at 0.
 	UnscoredStatuses = []string{"no_chunks", "no_reference", "too_large", "judge_error", "timeout", "budget", "overflow", "shutdown"}
 	// OverflowReasons are the reasons of status overflow.
 	OverflowReasons = []string{"max_pending_spans", "max_pending_bytes", "judge_capacity"}
@@ -41,6 +47,14 @@ func judgeReasons() []string {
 	var out []string
 	for _, r := range judge.Reasons {
 		out = append(out, string(r))
+	}
+	return out
+}
+
+func retrievalOutcomes() []string {
+	var out []string
+	for _, o := range scoring.Outcomes {
+		out = append(out, string(o))
 	}
 	return out
 }
@@ -58,9 +72,16 @@ func judgeOutcomes() []string {
 // it cannot drift from the code.
 func Catalog() []Family {
 	return []Family{
-		{Name: "rag_contextual_precision", Histogram: true, Labels: precisionLabels,
-			Buckets: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
-		{Name: "rag_contextual_precision_squares_total", Labels: precisionLabels},
+		{Name: "rag_contextual_precision", Histogram: true, Labels: productLabels, Buckets: scoreBuckets},
+		{Name: "rag_contextual_precision_squares_total", Labels: productLabels},
+		{Name: "rag_retrieval_outcome_total", Labels: append(slices.Clone(productLabels), "outcome"),
+			Values: map[string][]string{"outcome": retrievalOutcomes()}},
+		{Name: "rag_retrieval_ndcg", Histogram: true, Labels: productLabels, Buckets: scoreBuckets},
+		{Name: "rag_retrieval_reciprocal_rank", Histogram: true, Labels: productLabels, Buckets: scoreBuckets},
+		{Name: "rag_retrieval_chunks_judged_total", Labels: append(slices.Clone(productLabels), "rank"),
+			Values: map[string][]string{"rank": scoring.RankLabels}},
+		{Name: "rag_retrieval_chunks_relevant_total", Labels: append(slices.Clone(productLabels), "rank"),
+			Values: map[string][]string{"rank": scoring.RankLabels}},
 		{Name: "otelcol_processor_ragprecision_candidate_spans_total", Labels: sourceLabels},
 		{Name: "otelcol_processor_ragprecision_selected_spans_total", Labels: sourceLabels},
 		{Name: "otelcol_processor_ragprecision_scored_spans_total", Labels: sourceLabels},
