@@ -165,6 +165,13 @@ func TestRulesWithABrokenNameFail(t *testing.T) {
 		func(s string) string {
 			return strings.Replace(s, "by (service_name, data_source)", "by (service, data_source)", 1)
 		},
+		// A query of an alert's annotations.
+		func(s string) string {
+			return strings.Replace(s, "share_change1h{service_name=%q", "share_changes1h{service_name=%q", 1)
+		},
+		func(s string) string {
+			return strings.Replace(s, `outcome=~"miss|misranked"})`+"`", `outcome=~"miss|misrank"})`+"`", 1)
+		},
 	} {
 		f, err := ParseRules([]byte(mutate(string(data))))
 		if err != nil {
@@ -362,5 +369,16 @@ func TestRecordedSeriesCarryKeptLabels(t *testing.T) {
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("%s: error %v, want %q", expr, err, want)
 		}
+	}
+}
+
+func TestTemplateQueries(t *testing.T) {
+	text := "a {{ with printf `topk(1, x{a=%q, b=%q})` $labels.a $labels.b | query }}{{ . | first | value }}{{ end }} " +
+		`{{ with query "up" }}{{ . | first | label "job" }}{{ end }} {{ $value | printf "%.3f" }} ` +
+		`{{ with printf "y{c=\"%s\"}" $labels.c | query }}{{ end }}`
+	got := TemplateQueries(text)
+	want := []string{`topk(1, x{a="x", b="x"})`, `up`, `y{c="x"}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
