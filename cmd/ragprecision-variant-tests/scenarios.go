@@ -20,17 +20,19 @@ type variantModel struct {
 	traffic
 }
 
+// scenario is one data source's variants; the test file holds each
+// scenario under its data source.
 type scenario struct {
-	name     string
-	variants []variantModel
-	seed     uint64
+	name, dataSource string
+	variants         []variantModel
+	seed             uint64
 }
 
 var (
-	equalVariants = scenario{name: "two equal variants", seed: 1, variants: []variantModel{
+	equalVariants = scenario{name: "two equal variants", dataSource: "equal", seed: 1, variants: []variantModel{
 		{"v1", baseline, dayTraffic}, {"v2", baseline, dayTraffic},
 	}}
-	worseVariant = scenario{name: "v2 ranks worse", seed: 2, variants: []variantModel{
+	worseVariant = scenario{name: "v2 ranks worse", dataSource: "worse", seed: 2, variants: []variantModel{
 		{"v1", baseline, dayTraffic}, {"v2", worseRanking, dayTraffic},
 	}}
 )
