@@ -143,9 +143,16 @@ func TestRulesNameOnlyExportedSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, a := range alerts {
 		if !strings.Contains(string(operating), "### "+a) {
 			t.Errorf("docs/OPERATING.md has no section ### %s", a)
+		}
+		if !strings.Contains(string(readme), "| `"+a+"` |") {
+			t.Errorf("the README's alert table has no row for %s", a)
 		}
 	}
 }
