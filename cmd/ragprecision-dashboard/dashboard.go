@@ -89,7 +89,7 @@ func variable(name, label, query string, multi bool) *dashboard.QueryVariableBui
 func build() (dashboard.Dashboard, error) {
 	b := dashboard.NewDashboardBuilder("RAG retrieval quality (ragprecision)").
 		Uid("ragprecision").
-		Description("Contextual Precision of RAG retrievals scored by the ragprecision processor, its judge and sampling. Reads the metrics of the collector's telemetry endpoint and the recording rules of deploy/prometheus/ragprecision.rules.yml. How to read it: docs/OPERATING.md.").
+		Description("Contextual Precision of RAG retrievals scored by the ragprecision processor, what to do about it (retrieval outcomes, the rank profile, variants side by side), its judge and sampling. Reads the metrics of the collector's telemetry endpoint and the recording rules of deploy/prometheus/ragprecision.rules.yml. How to read it: docs/OPERATING.md.").
 		Tags([]string{"ragprecision", "rag", "opentelemetry-collector"}).
 		Refresh("1m").
 		Time("now-6h", "now").
@@ -152,6 +152,9 @@ func build() (dashboard.Dashboard, error) {
 		{Id: "custom.axisPlacement", Value: "right"},
 		{Id: "unit", Value: "none"},
 	}))
+
+	// What to do about it: outcomes, the rank profile, variants.
+	diagnosticRows(b)
 
 	// Sampling: what is spent, what is needed.
 	b.WithRow(dashboard.NewRowBuilder("Sampling and spans"))

@@ -66,7 +66,10 @@ func TestDashboardNamesOnlyExportedSeries(t *testing.T) {
 	all := strings.Join(titles, "\n")
 	for _, want := range []string{"Mean Contextual Precision", "Score distribution", "above the threshold",
 		"current and recommended", "Spans seen, selected and scored", "unscored, by status and reason",
-		"Judge requests", "Judge latency", "Judge tokens", "Judge cost per hour", "cache hit ratio", "Held spans"} {
+		"Judge requests", "Judge latency", "Judge tokens", "Judge cost per hour", "cache hit ratio", "Held spans",
+		"nDCG and reciprocal rank", "Retrieval outcomes, last hour", "Change of each outcome's share",
+		"Recommended retrieval depth", "share by rank", "with the recommended depth", "Mean CP by variant, last hour",
+		"Variants now", "Outcome shares by variant"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no panel %q", want)
 		}
@@ -84,6 +87,8 @@ func TestDashboardCheckCatchesABrokenQuery(t *testing.T) {
 		"sum by (status, reason)":                                    "sum by (state, reason)",
 		"ragprecision_sampling_percentage:recommended1h":             "ragprecision_sampling_percentage:recommended",
 		"label_values(rag_contextual_precision_count, service_name)": "label_values(rag_contextual_precision_count, service)",
+		"rag_retrieval_outcome:share1h":                              "rag_retrieval_outcomes:share1h",
+		`rank=\"11+\"`:                                               `rank=\"12\"`,
 	} {
 		mutated := bytes.Replace(data, []byte(old), []byte(broken), 1)
 		if bytes.Equal(mutated, data) {

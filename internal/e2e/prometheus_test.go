@@ -405,7 +405,8 @@ func checkCatalogAgainstScrape(t *testing.T, urls []string, extra []string) {
 		catalog[f.Name] = f
 	}
 	for name, fam := range families {
-		if !strings.HasPrefix(name, "otelcol_processor_ragprecision_") && !strings.HasPrefix(name, "rag_contextual_precision") {
+		if !strings.HasPrefix(name, "otelcol_processor_ragprecision_") && !strings.HasPrefix(name, "rag_contextual_precision") &&
+			!strings.HasPrefix(name, "rag_retrieval_") {
 			continue
 		}
 		f, ok := catalog[name]

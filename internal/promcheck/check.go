@@ -29,8 +29,11 @@ func (c *Checker) Known(name string) bool {
 }
 
 // AddRecorded checks a recording rule's expression and makes its output
-// known, with the labels of its by clauses (or, with none, the labels of
-// the series it reads).
+// known: with the labels of its by clauses (or, with none, the labels of
+// the series it reads), those a one-to-many match keeps (ignoring (…) before
+// group_left or group_right, and the labels these copy), and those
+// label_replace and label_join write. A kept label with a closed set of
+// values on the series read keeps that set.
 func (c *Checker) AddRecorded(name, expr string) error {
 	if err := c.Check(expr); err != nil {
 		return err
@@ -39,8 +42,12 @@ func (c *Checker) AddRecorded(name, expr string) error {
 	if err != nil {
 		return err
 	}
+	toks, err := tokenize(expr)
+	if err != nil {
+		return err
+	}
 	info := seriesInfo{labels: map[string]bool{}}
-	if by := byLabels(expr); len(by) > 0 {
+	if by := byLabels(toks); len(by) > 0 {
 		for _, l := range by {
 			info.labels[l] = true
 		}
@@ -51,19 +58,89 @@ func (c *Checker) AddRecorded(name, expr string) error {
 			}
 		}
 	}
+	for _, l := range keptLabels(toks) {
+		info.labels[l] = true
+	}
+	for l := range info.labels {
+		for _, s := range a.Selectors {
+			if values, closed := c.metrics[s.Name].values[l]; closed {
+				if info.values == nil {
+					info.values = map[string][]string{}
+				}
+				info.values[l] = values
+				break
+			}
+		}
+	}
 	c.metrics[name] = info
 	return nil
 }
 
-// byLabels returns the labels of every "by (…)" clause of expr.
-func byLabels(expr string) []string {
-	toks, err := tokenize(expr)
-	if err != nil {
-		return nil
+// byLabels returns the labels of every "by (…)" clause.
+func byLabels(toks []token) []string {
+	return clauseLabels(toks, func(i int) bool { return toks[i].text == "by" })
+}
+
+// keptLabels returns the labels a one-to-many match keeps beyond the by
+// clauses (ignoring (…) followed by group_left or group_right, and the
+// labels of group_left (…) and group_right (…)), and the destination labels
+// of label_replace and label_join.
+func keptLabels(toks []token) []string {
+	out := clauseLabels(toks, func(i int) bool {
+		switch toks[i].text {
+		case "group_left", "group_right":
+			return true
+		case "ignoring":
+			// The clause's closing parenthesis, then group_left or group_right.
+			for j := i + 1; j < len(toks); j++ {
+				if toks[j].text == ")" {
+					return j+1 < len(toks) && (toks[j+1].text == "group_left" || toks[j+1].text == "group_right")
+				}
+			}
+		}
+		return false
+	})
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].kind == tokIdent && (toks[i].text == "label_replace" || toks[i].text == "label_join") && toks[i+1].text == "(" {
+			if dst, ok := secondArgument(toks, i+1); ok {
+				out = append(out, dst)
+			}
+		}
 	}
+	return out
+}
+
+// secondArgument returns the string that is the second argument of the call
+// whose "(" is toks[open].
+func secondArgument(toks []token, open int) (string, bool) {
+	depth := 0
+	for j := open; j+1 < len(toks); j++ {
+		switch toks[j].text {
+		case "(", "{", "[":
+			depth++
+		case ")", "}", "]":
+			depth--
+			if depth == 0 {
+				return "", false
+			}
+		case ",":
+			if depth == 1 {
+				if toks[j+1].kind != tokString {
+					return "", false
+				}
+				return unquote(toks[j+1].text), true
+			}
+		}
+	}
+	return "", false
+}
+
+// clauseLabels returns the labels of every "KEYWORD (…)" clause whose
+// keyword at toks[i] is chosen by is.
+func clauseLabels(toks []token, is func(i int) bool) []string {
 	var out []string
 	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].kind == tokIdent && toks[i].text == "by" && toks[i+1].text == "(" {
+		if toks[i].kind == tokIdent && toks[i+1].text == "(" && is(i) {
 			for j := i + 2; j < len(toks) && toks[j].text != ")"; j++ {
 				if toks[j].kind == tokIdent {
 					out = append(out, toks[j].text)

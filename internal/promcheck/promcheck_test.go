@@ -60,6 +60,10 @@ func TestCheckNamesWhatIsWrong(t *testing.T) {
 		`{__name__=~"rag.*"}`: "has no metric name",
 		`otelcol_processor_ragprecision_judge_latency_seconds_bucket{le="0.7"}`:                      `no bucket le="0.7"`,
 		`sum by (reason) (otelcol_processor_ragprecision_dropped_spans_total{reason="max_pending"})`: `"max_pending" is not a value of reason`,
+		`rag_retrieval_outcome_total{outcome="missed"}`:                                              `"missed" is not a value of outcome`,
+		`rag_retrieval_chunks_relevant_total{rank=~"1|2|12"}`:                                        `"12" is not a value of rank`,
+		`rag_retrieval_ndcg_bucket{le="0.95"}`:                                                       `no bucket le="0.95"`,
+		`sum by (variant) (otelcol_processor_ragprecision_scored_spans_total)`:                       `grouping label "variant"`,
 	} {
 		err := c.Check(expr)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -73,6 +77,10 @@ func TestCheckNamesWhatIsWrong(t *testing.T) {
 		`otelcol_processor_ragprecision_unscored_spans_total{status="overflow", reason="judge_capacity"}`,
 		`otelcol_processor_ragprecision_judge_requests_total{outcome="retry", reason="rate_limited"}`,
 		`otelcol_processor_ragprecision_judge_latency_seconds_bucket{le="2.5"}`,
+		`sum by (service_name, data_source, variant) (increase(rag_contextual_precision_squares_total{variant!=""}[1h]))`,
+		`rag_retrieval_outcome_total{outcome=~"miss|misranked", variant="v2"}`,
+		`rag_retrieval_chunks_judged_total{rank="11+"} + ignoring (rank) rag_retrieval_chunks_relevant_total{rank="10"}`,
+		`rag_retrieval_reciprocal_rank_bucket{le="0.5"} / rag_retrieval_reciprocal_rank_count`,
 	} {
 		if err := c.Check(expr); err != nil {
 			t.Errorf("%s: %v", expr, err)
@@ -135,9 +143,16 @@ func TestRulesNameOnlyExportedSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, a := range alerts {
 		if !strings.Contains(string(operating), "### "+a) {
 			t.Errorf("docs/OPERATING.md has no section ### %s", a)
+		}
+		if !strings.Contains(string(readme), "| `"+a+"` |") {
+			t.Errorf("the README's alert table has no row for %s", a)
 		}
 	}
 }
@@ -156,6 +171,13 @@ func TestRulesWithABrokenNameFail(t *testing.T) {
 		},
 		func(s string) string {
 			return strings.Replace(s, "by (service_name, data_source)", "by (service, data_source)", 1)
+		},
+		// A query of an alert's annotations.
+		func(s string) string {
+			return strings.Replace(s, "share_change1h{service_name=%q", "share_changes1h{service_name=%q", 1)
+		},
+		func(s string) string {
+			return strings.Replace(s, `outcome=~"miss|misranked"})`+"`", `outcome=~"miss|misrank"})`+"`", 1)
 		},
 	} {
 		f, err := ParseRules([]byte(mutate(string(data))))
@@ -286,13 +308,14 @@ func TestScaleRules(t *testing.T) {
 
 // TestPromtoolUnitTests checks the example prometheus.yml (and the rules it
 // loads) and runs the rules' unit tests: every alert fired and kept quiet on
-// series built for it, and recorded values worked out by hand.
+// series built for it, recorded values worked out by hand, and a day of two
+// variants from a seeded noise model (cmd/ragprecision-variant-tests).
 func TestPromtoolUnitTests(t *testing.T) {
 	promtool := findTool(t, "promtool")
 	if promtool == "" {
 		return
 	}
-	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "ragprecision.rules.test.yml"}} {
+	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "ragprecision.rules.test.yml", "ragprecision.variants.test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = filepath.Dir(rulesPath)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -314,4 +337,56 @@ func findTool(t *testing.T, name string) string {
 	}
 	t.Skipf("%s not found; install the Debian package prometheus (apt-get install prometheus) to run this test", name)
 	return ""
+}
+
+// A one-to-many match keeps the labels of its many side, and label_replace
+// writes one: the recorded series carry them, with their closed sets.
+func TestRecordedSeriesCarryKeptLabels(t *testing.T) {
+	c := NewChecker()
+	for name, expr := range map[string]string{
+		"o:count": `sum by (service_name, data_source, outcome) (increase(rag_retrieval_outcome_total[1h]))`,
+		"r:count": `sum by (service_name, data_source, rank) (increase(rag_retrieval_chunks_relevant_total[1h]))`,
+	} {
+		if err := c.AddRecorded(name, expr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, expr := range map[string]string{
+		"o:share":   `o:count / ignoring (outcome) group_left () sum by (service_name, data_source) (o:count)`,
+		"o:one":     `o:count{outcome="miss"} / ignoring (outcome) sum by (service_name, data_source) (o:count)`,
+		"r:cumul":   `label_replace(sum by (service_name, data_source) (r:count{rank=~"1|2"}), "rank", "2", "", "")`,
+		"r:labeled": `sum by (service_name) (r:count) * on (service_name) group_left (data_source) r:count{rank="1"}`,
+	} {
+		if err := c.AddRecorded(name, expr); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	for expr, want := range map[string]string{
+		`o:share{outcome="misranked", data_source="docs"}`: "",
+		`o:share{outcome="missed"}`:                        `"missed" is not a value of outcome`,
+		`o:one{outcome="miss"}`:                            `has no label "outcome"`,
+		`r:cumul{rank="2", service_name="shop"}`:           "",
+		`r:cumul{rank="12"}`:                               `"12" is not a value of rank`,
+		`r:labeled{data_source="docs"}`:                    "",
+		`r:labeled{rank="1"}`:                              `has no label "rank"`,
+	} {
+		err := c.Check(expr)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", expr, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: error %v, want %q", expr, err, want)
+		}
+	}
+}
+
+func TestTemplateQueries(t *testing.T) {
+	text := "a {{ with printf `topk(1, x{a=%q, b=%q})` $labels.a $labels.b | query }}{{ . | first | value }}{{ end }} " +
+		`{{ with query "up" }}{{ . | first | label "job" }}{{ end }} {{ $value | printf "%.3f" }} ` +
+		`{{ with printf "y{c=\"%s\"}" $labels.c | query }}{{ end }}`
+	got := TemplateQueries(text)
+	want := []string{`topk(1, x{a="x", b="x"})`, `up`, `y{c="x"}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

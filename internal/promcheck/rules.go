@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -68,9 +70,32 @@ func (f *RuleFile) Rules() []Rule {
 	return out
 }
 
+// templateQuery matches the query of an annotation template: a string (in
+// backquotes or double quotes, often printf's format) piped to query, or
+// query's argument.
+var templateQuery = regexp.MustCompile(`(` + templateString + `)[^{}|]*\|\s*query\b|\bquery\s+(` + templateString + `)`)
+
+const templateString = "`[^`]*`" + `|"(?:[^"\\]|\\.)*"`
+
+// TemplateQueries lists the PromQL of the query calls of an annotation
+// template, with each printf verb replaced by a placeholder label value.
+func TemplateQueries(text string) []string {
+	var out []string
+	for _, m := range templateQuery.FindAllStringSubmatch(text, -1) {
+		lit := m[1] + m[2]
+		q := lit[1 : len(lit)-1]
+		if lit[0] == '"' {
+			q = strings.ReplaceAll(q, `\"`, `"`)
+		}
+		q = strings.NewReplacer("%q", `"x"`, "%s", "x", "%v", "x").Replace(q)
+		out = append(out, q)
+	}
+	return out
+}
+
 // CheckRules checks every rule's expression in file order, learning each
-// recorded series as it goes, and returns a Checker that knows them all
-// (for the dashboard's queries).
+// recorded series as it goes, then the queries of every alert's annotations,
+// and returns a Checker that knows them all (for the dashboard's queries).
 func CheckRules(f *RuleFile) (*Checker, error) {
 	c := NewChecker()
 	var errs []error
@@ -87,6 +112,15 @@ func CheckRules(f *RuleFile) (*Checker, error) {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule %s: %w", r.Name(), err))
+		}
+	}
+	for _, r := range f.Rules() {
+		for key, text := range r.Annotations {
+			for _, q := range TemplateQueries(text) {
+				if err := c.Check(q); err != nil {
+					errs = append(errs, fmt.Errorf("rule %s, annotation %s, query %s: %w", r.Name(), key, q, err))
+				}
+			}
 		}
 	}
 	return c, errors.Join(errs...)
