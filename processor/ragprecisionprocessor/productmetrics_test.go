@@ -52,7 +52,13 @@ func scrapeOpenMetrics(t *testing.T, addr string) string {
 	return string(body)
 }
 
-var bucketExemplar = regexp.MustCompile(`(?m)^rag_contextual_precision_bucket\{[^}]*\} \S+ # \{trace_id="([0-9a-f]{32})",span_id="([0-9a-f]{16})"\} (\S+)`)
+// bucketExemplar matches a bucket with an exemplar, whose labels come in
+// any order.
+var (
+	bucketExemplar = regexp.MustCompile(`(?m)^rag_contextual_precision_bucket\{[^}]*\} \S+ # \{([^}]*)\} \S+`)
+	exemplarTrace  = regexp.MustCompile(`trace_id="([0-9a-f]{32})"`)
+	exemplarSpan   = regexp.MustCompile(`span_id="([0-9a-f]{16})"`)
+)
 
 // With product_metrics.endpoint set, the product metrics leave the
 // collector's own telemetry for the processor's endpoint, in OpenMetrics
@@ -70,8 +76,9 @@ func TestProductMetricsEndpointServesExemplars(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no exemplar on rag_contextual_precision_bucket:\n%s", body)
 	}
-	if m[1] != good.TraceID().String() || m[2] != good.SpanID().String() {
-		t.Errorf("exemplar trace %s span %s, scored span's trace %s span %s", m[1], m[2], good.TraceID(), good.SpanID())
+	trace, span := exemplarTrace.FindStringSubmatch(m[1]), exemplarSpan.FindStringSubmatch(m[1])
+	if trace == nil || span == nil || trace[1] != good.TraceID().String() || span[1] != good.SpanID().String() {
+		t.Errorf("exemplar {%s}, scored span's trace %s span %s", m[1], good.TraceID(), good.SpanID())
 	}
 	for _, want := range []string{
 		`rag_contextual_precision_count{data_source="good",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"} 1`,
