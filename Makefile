@@ -177,7 +177,7 @@ dashboard:
 ## its cost bound), the JSON scanner's cost and its agreement with encoding/json,
 ## and the lexical judge against its frozen reference.
 FUZZTIME ?= 30s
-SPANREADER := ./processor/ragprecisionprocessor/internal/spanreader/
+SPANREADER := ./internal/spanreader/
 fuzz:
 	for t in FuzzProject FuzzGenAI FuzzOpenInference FuzzOpenLLMetry FuzzSpringAI FuzzAttributes FuzzJSONCost FuzzFindersAgainstLegacy; do \
 	  $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(SPANREADER) || exit 1; \
@@ -195,7 +195,7 @@ BENCH_DIR := $(CURDIR)/build/bench
 bench: $(COLLECTOR)
 	@rm -rf $(BENCH_DIR) && mkdir -p $(BENCH_DIR)
 	set -o pipefail; $(GO) test -p 1 -run '^$$' -bench . -benchmem \
-	  ./processor/... ./judge/internal/... ./scoring/ | tee $(BENCH_DIR)/micro.txt
+	  ./processor/... ./internal/spanreader/ ./judge/internal/... ./scoring/ | tee $(BENCH_DIR)/micro.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench CacheHit -benchmem ./judge/ | tee -a $(BENCH_DIR)/micro.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench JudgedThroughput -benchtime 5s ./judge/ | tee -a $(BENCH_DIR)/micro.txt
 	set -o pipefail; $(GO) run ./cmd/ragprecision-bench -collector $(COLLECTOR) -micro $(BENCH_DIR)/micro.txt \

@@ -10,7 +10,7 @@ pkg: github.com/ragprecision/ragprecision/processor/ragprecisionprocessor
 BenchmarkPassThrough/worst_case-2             60399          8.410 keys-ns/span          0.2000 noop-ns/span         39.75 ragprecision-ns/span          4.727 ragprecision-x-keys          1.124 ragprecision-x-read          2.392 ragprecision-x-walk         35.35 read-ns/span         16.62 walk-ns/span        0 B/op        0 allocs/op
 BenchmarkPassThrough/plain_spans-2            68938          7.910 keys-ns/span          0.2000 noop-ns/span         14.82 ragprecision-ns/span          1.874 ragprecision-x-keys          0.4774 ragprecision-x-read          0.9549 ragprecision-x-walk         31.04 read-ns/span         15.52 walk-ns/span        0 B/op        0 allocs/op
 PASS
-pkg: github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader
+pkg: github.com/ragprecision/ragprecision/internal/spanreader
 BenchmarkPassThrough/task/2KB_json-2 	106658	0 ns/op	6.210 keys-ns/span	1.5 noop-ns/span	61.79 read-ns/span	74.91 recognise-ns/span	12.06 recognise-x-keys	1.212 recognise-x-read	4.045 recognise-x-walk	18.52 walk-ns/span	0 B/op	0 allocs/op
 pkg: github.com/ragprecision/ragprecision/judge
 BenchmarkJudgedThroughput/chunks=4-2    	      64	  51764531 ns/op	        20.00 limit-spans/s	         0.9659 of-limit	        19.32 spans/s

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
+	"github.com/ragprecision/ragprecision/internal/spanreader"
 )
 
 // The life of a held span: every phase change is in this file, under

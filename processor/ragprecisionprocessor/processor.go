@@ -16,7 +16,7 @@ import (
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/ragattr"
 	"github.com/ragprecision/ragprecision/judge"
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
+	"github.com/ragprecision/ragprecision/internal/spanreader"
 )
 
 const (

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/judge"
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/passbench"
+	"github.com/ragprecision/ragprecision/internal/passbench"
 	"github.com/ragprecision/ragprecision/scoring"
 )
 

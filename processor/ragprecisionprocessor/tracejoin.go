@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/spanreader"
+	"github.com/ragprecision/ragprecision/internal/spanreader"
 )
 
 // traceJoin collects the answer of one trace for the held spans that wait

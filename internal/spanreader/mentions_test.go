@@ -159,7 +159,7 @@ func FuzzMentionsDocuments(f *testing.F) {
 // strings.IndexByte of a byte the text does not hold: one vector pass over
 // the text, the floor of any exact search. Run:
 //
-//	go test -run XXX -bench MentionsDocuments ./processor/ragprecisionprocessor/internal/spanreader/
+//	go test -run XXX -bench MentionsDocuments ./internal/spanreader/
 func BenchmarkMentionsDocuments(b *testing.B) {
 	for name, text := range mentionsTexts() {
 		for _, f := range []struct {
@@ -191,7 +191,7 @@ func BenchmarkMentionsDocuments(b *testing.B) {
 // searches the outputs of 100 spans: 2 KB texts are read from L2, not L1.
 // Run:
 //
-//	go test -run XXX -bench MentionsDocumentsImpls -count 5 ./processor/ragprecisionprocessor/internal/spanreader/
+//	go test -run XXX -bench MentionsDocumentsImpls -count 5 ./internal/spanreader/
 func BenchmarkMentionsDocumentsImpls(b *testing.B) {
 	texts := mentionsTexts()
 	short := texts["langchain json"]

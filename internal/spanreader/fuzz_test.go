@@ -13,7 +13,7 @@ import (
 // more than a few times the text the span carries, whatever the types,
 // encodings and sizes. Run one with, for example:
 //
-//	go test -fuzz FuzzProject ./processor/ragprecisionprocessor/internal/spanreader/
+//	go test -fuzz FuzzProject ./internal/spanreader/
 
 var fuzzLimits = Limits{TopK: 0, MaxChunks: 8, MaxBytes: 4096}
 

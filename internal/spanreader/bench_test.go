@@ -7,7 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ragprecision/ragprecision/processor/ragprecisionprocessor/internal/passbench"
+	"github.com/ragprecision/ragprecision/internal/passbench"
 )
 
 // The pass-through benchmarks measure what Recognise costs on spans that
@@ -19,7 +19,7 @@ import (
 // Each is timed by its fastest batch, and reported per span and as
 // multiples of the baselines (recognise-x-walk and so on). Run:
 //
-//	go test -run XXX -bench 'PassThrough|Candidate' ./processor/ragprecisionprocessor/internal/spanreader/
+//	go test -run XXX -bench 'PassThrough|Candidate' ./internal/spanreader/
 
 const spansPerBatch = 100
 
