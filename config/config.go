@@ -97,6 +97,9 @@ type Config struct {
 	// ProductMetrics says where the rag_* metrics go out.
 	ProductMetrics ProductMetrics `mapstructure:"product_metrics"`
 
+	// ShadowJudge judges a share of the scored spans beside the judge.
+	ShadowJudge ShadowJudge `mapstructure:"shadow_judge"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -160,6 +163,7 @@ func Default() *Config {
 		Judge:              defaultJudge(),
 		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
 		ProductMetrics:     defaultProductMetrics(),
+		ShadowJudge:        defaultShadowJudge(),
 	}
 }
 
@@ -274,6 +278,8 @@ func (c *Config) Validate() error {
 	}
 	c.ProductMetrics.validate(add)
 	errs = append(errs, c.Judge.problems("judge")...)
+	errs = append(errs, c.Judge.Canary.problems("judge")...)
+	errs = append(errs, c.ShadowJudge.problems(c.MaxWait)...)
 	errs = append(errs, c.Cache.problems()...)
 	return errors.Join(errs...)
 }

@@ -84,10 +84,18 @@ func TestFullConfig(t *testing.T) {
 			APIKey: configopaque.String("sk-secret-value"), Mode: "batched", ResponseFormat: "json_object",
 			MaxConcurrency: 4, MaxRequestsPerSecond: 2.5, MaxRetries: 5, MaxChunkChars: 2000,
 			Pricing:      Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.6, Currency: "EUR"},
+			Canary:       Canary{File: "testdata/canary.jsonl", Interval: 30 * time.Minute, MaxRetrievals: 20},
 			ClientConfig: confighttp.NewDefaultClientConfig(),
 		},
-		Cache: Cache{Size: 5000, TTL: time.Hour},
+		Cache:       Cache{Size: 5000, TTL: time.Hour},
+		ShadowJudge: defaultShadowJudge(),
 	}
+	want.ShadowJudge.Percentage = 5
+	want.ShadowJudge.Model = mustParseModel("openai:gpt-4.1-mini")
+	want.ShadowJudge.APIKey = "sk-shadow-value"
+	want.ShadowJudge.MaxRequestsPerSecond = 1
+	want.ShadowJudge.ClientConfig.Timeout = 15 * time.Second
+	want.ShadowJudge.ClientConfig = withUnexportedOf(cfg.ShadowJudge.ClientConfig, want.ShadowJudge.ClientConfig)
 	want.Judge.ClientConfig.Timeout = 20 * time.Second
 	want.Judge.ClientConfig.Headers = configopaque.MapList{{Name: "X-Gateway-Key", Value: "gw-secret"}}
 	want.Judge.ClientConfig.ProxyURL = "http://proxy.internal:3128"

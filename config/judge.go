@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -64,6 +66,9 @@ type Judge struct {
 	// otelcol_processor_ragprecision_judge_cost_total. Default: not set, no
 	// cost counted.
 	Pricing Pricing `mapstructure:"pricing"`
+	// Canary re-judges labelled retrievals every interval to watch the
+	// judge itself. Default: off.
+	Canary Canary `mapstructure:"canary"`
 
 	// ClientConfig holds the collector's HTTP client settings, as every HTTP
 	// exporter has them: timeout (per judge request; default 10s), tls,
@@ -118,6 +123,7 @@ func defaultJudge() Judge {
 		MaxChunkChars:        4000,
 		Pricing:              Pricing{Currency: "USD"},
 		Cascade:              Cascade{MinConfidence: 0.7},
+		Canary:               defaultCanary(),
 		ClientConfig:         confighttp.NewDefaultClientConfig(),
 	}
 	// Room for a retry inside the default max_wait of 30s: two attempts and
@@ -321,4 +327,25 @@ func headerValues(h configopaque.MapList) []string {
 		secrets = append(secrets, string(v))
 	}
 	return secrets
+}
+
+// Version is the judge's judge_version: a short hash of everything besides
+// the texts that can change its verdicts, so that equal configurations give
+// equal versions on every replica and a change of judge starts new metric
+// series. Only what the judge reads counts: builtin:lexical reads no mode,
+// format or criteria.
+func (j *Judge) Version() string {
+	h := sha256.New()
+	m := j.Model
+	fmt.Fprintf(h, "model=%s\nmax_chunk_chars=%d\n", m.ID(), j.MaxChunkChars)
+	if m.Builtin() || m.Cascade() {
+		fmt.Fprintf(h, "lexical=%s\n", builtin.LexicalVersion)
+	}
+	if !m.Builtin() {
+		fmt.Fprintf(h, "prompt=%s\nmode=%s\nresponse_format=%s\ncriteria=%q\n", openai.PromptVersion, j.Mode, j.ResponseFormat, j.Criteria)
+	}
+	if m.Cascade() {
+		fmt.Fprintf(h, "min_confidence=%g\n", j.Cascade.MinConfidence)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }

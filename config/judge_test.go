@@ -286,3 +286,57 @@ func TestHeaderValuesAreScrubbed(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// judge_version changes with what can change a verdict, and with nothing
+// else: a restart, or another replica, with the same config gets the same.
+func TestJudgeVersion(t *testing.T) {
+	llm := func(mutate func(*Judge)) string {
+		j := defaultJudge()
+		j.Model = mustParseModel("openai:gpt-4o-mini")
+		if mutate != nil {
+			mutate(&j)
+		}
+		return j.Version()
+	}
+	base := llm(nil)
+	if len(base) != 12 || llm(nil) != base {
+		t.Fatalf("version %q is not a stable 12-hex-digit hash", base)
+	}
+	for name, mutate := range map[string]func(*Judge){
+		"criteria":        func(j *Judge) { j.Criteria = "must state the policy number" },
+		"model":           func(j *Judge) { j.Model = mustParseModel("openai:gpt-4.1-mini") },
+		"mode":            func(j *Judge) { j.Mode = "batched" },
+		"response_format": func(j *Judge) { j.ResponseFormat = "json_object" },
+		"max_chunk_chars": func(j *Judge) { j.MaxChunkChars = 1000 },
+		"cascade":         func(j *Judge) { j.Model = mustParseModel("cascade:openai:gpt-4o-mini") },
+	} {
+		if v := llm(mutate); v == base {
+			t.Errorf("changing %s leaves judge_version %s", name, v)
+		}
+	}
+	for name, mutate := range map[string]func(*Judge){
+		"api_key":                 func(j *Judge) { j.APIKey = "sk-other" },
+		"max_concurrency":         func(j *Judge) { j.MaxConcurrency = 2 },
+		"max_requests_per_second": func(j *Judge) { j.MaxRequestsPerSecond = 1 },
+		"timeout":                 func(j *Judge) { j.ClientConfig.Timeout = 3 * time.Second },
+	} {
+		if v := llm(mutate); v != base {
+			t.Errorf("changing %s, which changes no verdict, changes judge_version to %s", name, v)
+		}
+	}
+	cascade := func(c float64) string {
+		j := defaultJudge()
+		j.Model = mustParseModel("cascade:openai:gpt-4o-mini")
+		j.Cascade.MinConfidence = c
+		return j.Version()
+	}
+	if cascade(0.7) == cascade(0.8) {
+		t.Error("the cascade's min_confidence does not change judge_version")
+	}
+	lexical := defaultJudge()
+	v := lexical.Version()
+	lexical.Mode, lexical.Criteria = "batched", "what builtin:lexical cannot read"
+	if lexical.Version() != v {
+		t.Error("settings builtin:lexical does not read change its judge_version")
+	}
+}

@@ -177,10 +177,11 @@ func cacheSizeFor(be Backend, size int) int {
 	return size
 }
 
-// noteLookups reports chunks looked up in the cache (or found in flight)
-// to the observer. An inline judge has no cache and reports none.
-func (e *Engine) noteLookups(hits, misses int) {
-	if e.be.Inline() {
+// noteLookups reports j's chunks looked up in the cache (or found in
+// flight) to the observer. An inline judge has no cache and reports none,
+// nor does a judgement that does not read it (Request.Fresh).
+func (e *Engine) noteLookups(j *job, hits, misses int) {
+	if e.be.Inline() || j.fresh {
 		return
 	}
 	e.note(func() { e.obs.CacheLookups(hits, misses) })

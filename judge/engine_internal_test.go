@@ -214,7 +214,7 @@ func (o *lockProbeObserver) touch() {
 		e.mu.Unlock() //nolint:staticcheck // an empty critical section is the point
 	}
 }
-func (o *lockProbeObserver) JudgeRequest(Outcome, Reason, time.Duration, Usage) { o.touch() }
+func (o *lockProbeObserver) JudgeRequest(Purpose, Outcome, Reason, time.Duration, Usage) { o.touch() }
 func (o *lockProbeObserver) CacheLookups(_, misses int) {
 	o.misses.Add(int64(misses))
 	o.touch()

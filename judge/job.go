@@ -42,6 +42,10 @@ type job struct {
 	// hits counts the chunks answered before Commit without a request of
 	// their own (from the cache, or by a flight), for the observer.
 	hits int
+	// purpose is what the requests it pays for are for; fresh, that the
+	// cache is not read for it.
+	purpose Purpose
+	fresh   bool
 }
 
 // Group states.
@@ -89,7 +93,10 @@ const EmptyChunkReason = "empty chunk: no text to judge"
 // cache keys.
 func (e *Engine) prepare(req Request) *job {
 	query, ref := TruncateRunes(req.Query, e.maxChunkChars), TruncateRunes(req.Reference, e.maxChunkChars)
-	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1}
+	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1, purpose: req.Purpose, fresh: req.Fresh}
+	if j.purpose == "" {
+		j.purpose = PurposeTraffic
+	}
 	n := 0
 	for _, c := range req.Chunks {
 		if !isBlank(c) {
@@ -140,9 +147,21 @@ func (e *Engine) decideGroupLocked(j *job, g int, vs []Verdict) {
 	j.gstate[g] = groupDone
 }
 
+// cachedLocked is what the cache holds for key k, unless j asks the judge
+// itself.
+func (e *Engine) cachedLocked(j *job, k cacheKey, now time.Time) ([]Verdict, bool) {
+	if j.fresh {
+		return nil, false
+	}
+	return e.cache.get(k, now)
+}
+
 // fromCache decides the todo groups the cache holds. e.mu is held, or j is
 // not shared yet.
 func (e *Engine) fromCache(j *job, now time.Time) {
+	if j.fresh {
+		return
+	}
 	for g, k := range j.keys {
 		if j.gstate[g] != groupTodo {
 			continue

@@ -10,7 +10,29 @@ type Request struct {
 	Reference string
 	// Chunks are the retrieved texts in rank order.
 	Chunks []string
+	// Purpose is what the judgement is for; "" is PurposeTraffic. The
+	// observer gets it with every request made for the judgement.
+	Purpose Purpose
+	// Fresh asks the judge itself: no verdict is taken from the cache (a
+	// request already in flight for the same chunk is still shared).
+	Fresh bool
 }
+
+// Purpose says what a judgement is for, so that what the judge costs can
+// be told apart by it.
+type Purpose string
+
+const (
+	// PurposeTraffic is scoring the spans that pass through.
+	PurposeTraffic Purpose = "traffic"
+	// PurposeCanary is re-judging labelled retrievals to watch the judge.
+	PurposeCanary Purpose = "canary"
+	// PurposeShadow is a second judge judging scored spans beside the first.
+	PurposeShadow Purpose = "shadow"
+)
+
+// Purposes lists every Purpose, for metric series created up front.
+var Purposes = []Purpose{PurposeTraffic, PurposeCanary, PurposeShadow}
 
 // Verdict is the judgement of one chunk.
 type Verdict struct {

@@ -26,9 +26,10 @@ var Outcomes = []Outcome{OutcomeOK, OutcomeRetry, OutcomeError, OutcomeCancelled
 type Observer interface {
 	// JudgeRequest is called once per request that reached the transport
 	// (requests the client library refused to send are not requests), with
-	// the failure's reason for retry and error outcomes and the tokens the
-	// reply reported (zero when there was no reply).
-	JudgeRequest(outcome Outcome, reason Reason, latency time.Duration, usage Usage)
+	// the purpose of the judgement that paid for it, the failure's reason
+	// for retry and error outcomes and the tokens the reply reported (zero
+	// when there was no reply).
+	JudgeRequest(purpose Purpose, outcome Outcome, reason Reason, latency time.Duration, usage Usage)
 	// CacheLookups is called as a judgement's chunks are looked up, with
 	// the number answered without a request of their own (from the verdict
 	// cache, or by a request for the same verdict already in flight) and
@@ -42,6 +43,6 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) JudgeRequest(Outcome, Reason, time.Duration, Usage) {}
+func (nopObserver) JudgeRequest(Purpose, Outcome, Reason, time.Duration, Usage) {}
 func (nopObserver) CacheLookups(int, int)                              {}
 func (nopObserver) JudgeHealth(error)                                  {}

@@ -150,7 +150,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	}
 	// Groups still todo are reported when a worker looks them up.
 	if hits := j.hits; hits > 0 {
-		e.noteLookups(hits, 0)
+		e.noteLookups(j, hits, 0)
 	}
 	if j.left == 0 {
 		e.completeLocked(j)

@@ -95,9 +95,9 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	e.queued--
 	k := j.keys[g]
 	texts, idx := j.groupOf(g, e.perChunk)
-	if vs, ok := e.cache.get(k, now); ok && len(vs) == len(idx) {
+	if vs, ok := e.cachedLocked(j, k, now); ok && len(vs) == len(idx) {
 		e.unreserveGroupLocked(j, g)
-		e.noteLookups(len(idx), 0)
+		e.noteLookups(j, len(idx), 0)
 		e.decideGroupLocked(j, g, vs)
 		if j.left == 0 {
 			e.completeLocked(j)
@@ -106,12 +106,12 @@ func (e *Engine) nextUnitLocked(j *job, now time.Time) *unit {
 	}
 	if f, ok := e.flights[k]; ok {
 		e.unreserveGroupLocked(j, g)
-		e.noteLookups(len(idx), 0)
+		e.noteLookups(j, len(idx), 0)
 		e.attachLocked(j, g, f)
 		return nil
 	}
 	e.spendGroupLocked(j, g)
-	e.noteLookups(0, len(idx))
+	e.noteLookups(j, 0, len(idx))
 	f := &flight{key: k, texts: texts, verdicts: make([]Verdict, len(texts)), pending: len(texts),
 		waiters: []waiter{{j: j, idx: idx, g: g}}}
 	e.flights[k] = f
@@ -201,7 +201,7 @@ func (e *Engine) settleLocked(u *unit, verdicts []Verdict, usage Usage, err erro
 	var jerr *Error
 	switch {
 	case err == nil:
-		e.note(func() { e.obs.JudgeRequest(OutcomeOK, "", latency, usage) })
+		e.note(func() { e.obs.JudgeRequest(payer.purpose, OutcomeOK, "", latency, usage) })
 		e.latency.add(latency)
 		if e.health.success() {
 			e.note(func() { e.obs.JudgeHealth(nil) })
@@ -210,7 +210,7 @@ func (e *Engine) settleLocked(u *unit, verdicts []Verdict, usage Usage, err erro
 		e.shedLocked(now)
 	case errors.As(err, &caller):
 		if caller.sent {
-			e.note(func() { e.obs.JudgeRequest(OutcomeCancelled, "", latency, usage) })
+			e.note(func() { e.obs.JudgeRequest(payer.purpose, OutcomeCancelled, "", latency, usage) })
 		}
 		if payer.probe {
 			e.health.probeEnded()
@@ -237,11 +237,12 @@ func (e *Engine) settleLocked(u *unit, verdicts []Verdict, usage Usage, err erro
 // after a backoff, the retrieval asked chunk by chunk, or the end of every
 // judgement waiting for it.
 func (e *Engine) failedAttemptLocked(u *unit, jerr *Error, latency time.Duration, usage Usage, now time.Time) {
+	purpose := u.owner.purpose
 	if jerr.retryNow {
 		// The request was changed to what the endpoint accepts: ask again
 		// at once.
 		if jerr.sent {
-			e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+			e.note(func() { e.obs.JudgeRequest(purpose, OutcomeRetry, jerr.Reason, latency, usage) })
 		}
 		e.requeueLocked(u, now)
 		return
@@ -280,7 +281,7 @@ func (e *Engine) failedAttemptLocked(u *unit, jerr *Error, latency time.Duration
 		case e.health.open && !u.owner.probe:
 			jerr = e.health.openError()
 		default:
-			e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+			e.note(func() { e.obs.JudgeRequest(purpose, OutcomeRetry, jerr.Reason, latency, usage) })
 			u.attempts++
 			u.notBefore = now.Add(delay)
 			heap.Push(&e.delayed, u)
@@ -293,11 +294,11 @@ func (e *Engine) failedAttemptLocked(u *unit, jerr *Error, latency time.Duration
 		// The model does not keep to the batched contract for these chunks
 		// (miscounted, or malformed) even when asked again: ask chunk by
 		// chunk instead of failing the retrieval.
-		e.note(func() { e.obs.JudgeRequest(OutcomeRetry, jerr.Reason, latency, usage) })
+		e.note(func() { e.obs.JudgeRequest(purpose, OutcomeRetry, jerr.Reason, latency, usage) })
 		e.splitLocked(u, now)
 		return
 	}
-	e.note(func() { e.obs.JudgeRequest(OutcomeError, jerr.Reason, latency, usage) })
+	e.note(func() { e.obs.JudgeRequest(purpose, OutcomeError, jerr.Reason, latency, usage) })
 	e.failFlightLocked(u.f, jerr)
 }
 

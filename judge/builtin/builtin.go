@@ -21,6 +21,11 @@ const LexicalName = "lexical"
 // LexicalID is builtin:lexical's "provider:model".
 const LexicalID = Provider + ":" + LexicalName
 
+// LexicalVersion identifies how builtin:lexical decides: change it whenever
+// a change to judge/internal/lexical changes a verdict, so that the
+// judge_version of its scores changes with it.
+const LexicalVersion = "lexical-2026-11"
+
 // Lexical is builtin:lexical. It weighs terms by their spread across the
 // retrieval itself, so a chunk's verdict depends on its neighbours: its unit
 // of work is the whole retrieval.

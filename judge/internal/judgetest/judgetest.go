@@ -203,6 +203,7 @@ type RecordingObserver struct {
 	mu       sync.Mutex
 	outcomes map[judge.Outcome]int
 	reasons  map[judge.Reason]int
+	purposes map[judge.Purpose]int
 	usage    judge.Usage
 	hits     int
 	misses   int
@@ -212,18 +213,26 @@ type RecordingObserver struct {
 
 // NewRecordingObserver has recorded nothing.
 func NewRecordingObserver() *RecordingObserver {
-	return &RecordingObserver{outcomes: map[judge.Outcome]int{}, reasons: map[judge.Reason]int{}}
+	return &RecordingObserver{outcomes: map[judge.Outcome]int{}, reasons: map[judge.Reason]int{}, purposes: map[judge.Purpose]int{}}
 }
 
-// JudgeRequest counts the request's outcome, reason and tokens.
-func (o *RecordingObserver) JudgeRequest(out judge.Outcome, reason judge.Reason, _ time.Duration, u judge.Usage) {
+// JudgeRequest counts the request's purpose, outcome, reason and tokens.
+func (o *RecordingObserver) JudgeRequest(purpose judge.Purpose, out judge.Outcome, reason judge.Reason, _ time.Duration, u judge.Usage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.purposes[purpose]++
 	o.outcomes[out]++
 	if reason != "" {
 		o.reasons[reason]++
 	}
 	o.usage.Add(u)
+}
+
+// Purposes returns the requests counted by purpose.
+func (o *RecordingObserver) Purposes() map[judge.Purpose]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.purposes)
 }
 
 // JudgeHealth records the change.
