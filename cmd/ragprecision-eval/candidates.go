@@ -138,7 +138,7 @@ type costObserver struct {
 	cacheHits, cacheMisses         atomic.Int64
 }
 
-func (o *costObserver) JudgeRequest(_ judge.Outcome, _ judge.Reason, _ time.Duration, u judge.Usage) {
+func (o *costObserver) JudgeRequest(_ judge.Purpose, _ judge.Outcome, _ judge.Reason, _ time.Duration, u judge.Usage) {
 	o.requests.Add(1)
 	o.promptTokens.Add(u.PromptTokens)
 	o.completionTokens.Add(u.CompletionTokens)

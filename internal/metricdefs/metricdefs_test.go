@@ -21,7 +21,7 @@ func TestParseNamesLabelsAndValues(t *testing.T) {
 	if !ok || !cp.Product || cp.Kind != "histogram" || len(cp.Buckets) != 10 || cp.Unit != "1" {
 		t.Fatalf("rag_contextual_precision: %+v", cp)
 	}
-	if got := cp.LabelNames(); !slices.Equal(got, []string{"service_name", "data_source", "reference_source", "judge_model", "variant"}) {
+	if got := cp.LabelNames(); !slices.Equal(got, []string{"service_name", "data_source", "reference_source", "judge_model", "variant", "judge_version"}) {
 		t.Errorf("rag_contextual_precision labels %v", got)
 	}
 	unscored := byName["otelcol_processor_ragprecision_unscored_spans_total"]

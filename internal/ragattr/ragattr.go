@@ -13,7 +13,14 @@ const (
 	Verdicts        = "rag.contextual_precision.verdicts"
 	ReferenceSource = "rag.contextual_precision.reference_source"
 	Judge           = "rag.contextual_precision.judge"
-	SampleRate      = "rag.contextual_precision.sample_rate"
+	// JudgeVersion is a short hash of what can change the judge's verdicts
+	// besides the texts; also an attribute of the evaluation event.
+	JudgeVersion = "rag.contextual_precision.judge_version"
+	// Shadow is the shadow judge's CP of the same chunks, and ShadowJudge
+	// its provider:model, on the share of scored spans it judged.
+	Shadow      = "rag.contextual_precision.shadow"
+	ShadowJudge = "rag.contextual_precision.shadow_judge"
+	SampleRate  = "rag.contextual_precision.sample_rate"
 	// Status is on every span the processor selects: scored, or why not.
 	Status = "rag.contextual_precision.status"
 	// Reason says which failure a judge_error was, or which limit an

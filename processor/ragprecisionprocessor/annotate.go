@@ -53,13 +53,14 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 	score, _ := scoring.ContextualPrecision(verdicts, 0)
 	diag, _ := scoring.Diagnose(verdicts, 0)
 	r := scoreResult{
-		score:      score,
-		diag:       diag,
-		passed:     scoring.Passed(score.Value, p.cfg.Threshold),
-		verdicts:   res.Verdicts,
-		refSource:  refSource,
-		judgeID:    p.judgeID,
-		sampleRate: p.sampler.rate,
+		score:        score,
+		diag:         diag,
+		passed:       scoring.Passed(score.Value, p.cfg.Threshold),
+		verdicts:     res.Verdicts,
+		refSource:    refSource,
+		judgeID:      p.judgeID,
+		judgeVersion: p.tel.judgeVersion,
+		sampleRate:   p.sampler.rate,
 	}
 	markScored(span, &r, p.now())
 	p.tel.recordScore(exemplarContext(span), &r, h.series, tally)
@@ -106,22 +107,23 @@ func statusOf(err error) (status, reason string) {
 
 // scoreResult is everything written onto a scored span.
 type scoreResult struct {
-	score      scoring.Score
-	diag       scoring.Diagnostics
-	passed     bool
-	verdicts   []judge.Verdict
-	refSource  string
-	judgeID    string
-	sampleRate float64
+	score        scoring.Score
+	diag         scoring.Diagnostics
+	passed       bool
+	verdicts     []judge.Verdict
+	refSource    string
+	judgeID      string
+	judgeVersion string
+	sampleRate   float64
 }
 
 // markScored writes the score attributes and the gen_ai.evaluation.result
 // event onto span.
 func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	attrs := span.Attributes()
-	// Room for the fourteen attributes at once, rather than the slice
+	// Room for the fifteen attributes at once, rather than the slice
 	// growing (and being copied) a few times on the way.
-	attrs.EnsureCapacity(attrs.Len() + 14)
+	attrs.EnsureCapacity(attrs.Len() + 15)
 	attrs.PutDouble(ragattr.Precision, r.score.Value)
 	attrs.PutBool(ragattr.Passed, r.passed)
 	attrs.PutInt(ragattr.K, int64(r.score.K))
@@ -133,6 +135,7 @@ func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	}
 	attrs.PutStr(ragattr.ReferenceSource, r.refSource)
 	attrs.PutStr(ragattr.Judge, r.judgeID)
+	attrs.PutStr(ragattr.JudgeVersion, r.judgeVersion)
 	attrs.PutDouble(ragattr.SampleRate, r.sampleRate)
 	attrs.PutStr(ragattr.Status, ragattr.StatusScored)
 	putDiagnostics(attrs, &r.diag)
@@ -141,7 +144,7 @@ func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	ev.SetName(ragattr.EvaluationEvent)
 	ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
 	ea := ev.Attributes()
-	ea.EnsureCapacity(4)
+	ea.EnsureCapacity(5)
 	ea.PutStr(ragattr.EvaluationName, ragattr.ContextualPrecision)
 	ea.PutDouble(ragattr.EvaluationScoreValue, r.score.Value)
 	label := ragattr.LabelFail
@@ -150,6 +153,7 @@ func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	}
 	ea.PutStr(ragattr.EvaluationScoreLabel, label)
 	ea.PutStr(ragattr.EvaluationExplanation, explain(r))
+	ea.PutStr(ragattr.JudgeVersion, r.judgeVersion)
 }
 
 // putDiagnostics writes a scored retrieval's diagnostics.

@@ -212,6 +212,7 @@ func TestScoredSpan(t *testing.T) {
 		"rag.contextual_precision.judge":            "openai:judge-model",
 		"rag.contextual_precision.sample_rate":      1.0,
 		"rag.contextual_precision.status":           "scored",
+		"rag.contextual_precision.judge_version":    h.p.cfg.Judge.Version(),
 		// The retrieval diagnostics of [1,0,1] (README, "Output on spans").
 		"rag.retrieval.outcome":             "misranked",
 		"rag.retrieval.first_relevant_rank": int64(1),
@@ -280,7 +281,7 @@ func TestScoredSpan(t *testing.T) {
 	if !strings.Contains(expl.Str(), "2 of 3 chunks relevant at ranks 1, 3") || !strings.Contains(expl.Str(), "openai:judge-model") {
 		t.Errorf("explanation %q", expl.Str())
 	}
-	if ea.Len() != 4 {
+	if v, _ := ea.Get("rag.contextual_precision.judge_version"); v.Str() != h.p.cfg.Judge.Version() || ea.Len() != 5 {
 		t.Errorf("event attributes %v", ea.AsRaw())
 	}
 }

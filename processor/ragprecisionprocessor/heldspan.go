@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/internal/ragattr"
-	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/internal/spanreader"
+	"github.com/ragprecision/ragprecision/judge"
 )
 
 // The life of a held span: every phase change is in this file, under

@@ -6,14 +6,22 @@ import (
 	"github.com/ragprecision/ragprecision/judge"
 )
 
-// judgeObserver passes what the judge does to the processor's telemetry
-// and health reporting.
-type judgeObserver struct{ p *ragProcessor }
-
-func (o judgeObserver) JudgeRequest(outcome judge.Outcome, reason judge.Reason, latency time.Duration, usage judge.Usage) {
-	o.p.tel.judgeRequest(outcome, reason, latency, usage)
+// judgeObserver passes what a judge does to its metrics, and changes of its
+// health to health (the primary's reporter; nil for a shadow, whose
+// failures only count).
+type judgeObserver struct {
+	metrics *judgeMetrics
+	health  func(error)
 }
 
-func (o judgeObserver) CacheLookups(hits, misses int) { o.p.tel.cacheLookups(hits, misses) }
+func (o judgeObserver) JudgeRequest(purpose judge.Purpose, outcome judge.Outcome, reason judge.Reason, latency time.Duration, usage judge.Usage) {
+	o.metrics.request(purpose, outcome, reason, latency, usage)
+}
 
-func (o judgeObserver) JudgeHealth(err error) { o.p.health.report(err) }
+func (o judgeObserver) CacheLookups(hits, misses int) { o.metrics.cacheLookups(hits, misses) }
+
+func (o judgeObserver) JudgeHealth(err error) {
+	if o.health != nil {
+		o.health(err)
+	}
+}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/ragattr"
-	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/internal/spanreader"
+	"github.com/ragprecision/ragprecision/judge"
 )
 
 const (
@@ -102,7 +102,7 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	// The answer memory is there before the metrics that read it.
 	p.answers = newAnswerMemory(cfg.TraceJoin.MaxTraces, cfg.TraceJoin.MaxBytes, cfg.TraceJoin.Wait,
 		func(n int64) { p.tel.recordAnswersEvicted(n) })
-	if p.tel, err = newTelemetry(set, cfg, judgeID, gauges{healthy: health.healthy, holding: p.holding, cfg: cfg}); err != nil {
+	if p.tel, err = newTelemetry(set, cfg, gauges{healthy: health.healthy, holding: p.holding, cfg: cfg}); err != nil {
 		return nil, err
 	}
 	p.stopCtx, p.stop = context.WithCancel(context.Background())
@@ -123,7 +123,7 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 			return err
 		}
 	}
-	opts := append([]judge.Option{judge.WithObserver(judgeObserver{p})}, p.judgeOpts...)
+	opts := append([]judge.Option{judge.WithObserver(judgeObserver{metrics: p.tel.judge, health: p.health.report})}, p.judgeOpts...)
 	engine, err := config.NewJudge(p.cfg.Judge, p.cfg.Cache, hc, opts...)
 	if err != nil {
 		return err

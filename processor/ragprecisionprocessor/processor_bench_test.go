@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/config"
-	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/internal/passbench"
+	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/scoring"
 )
 

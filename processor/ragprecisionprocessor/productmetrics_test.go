@@ -80,9 +80,10 @@ func TestProductMetricsEndpointServesExemplars(t *testing.T) {
 	if trace == nil || span == nil || trace[1] != good.TraceID().String() || span[1] != good.SpanID().String() {
 		t.Errorf("exemplar {%s}, scored span's trace %s span %s", m[1], good.TraceID(), good.SpanID())
 	}
+	version := h.p.cfg.Judge.Version()
 	for _, want := range []string{
-		`rag_contextual_precision_count{data_source="good",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"} 1`,
-		`rag_contextual_precision_squares_total{data_source="good",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"}`,
+		`rag_contextual_precision_count{data_source="good",judge_model="builtin:lexical",judge_version="` + version + `",reference_source="reference",service_name="rag-api"} 1`,
+		`rag_contextual_precision_squares_total{data_source="good",judge_model="builtin:lexical",judge_version="` + version + `",reference_source="reference",service_name="rag-api"}`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the endpoint lacks %s:\n%s", want, body)
@@ -116,7 +117,8 @@ func TestProductMetricsEndpointIsShared(t *testing.T) {
 		h.consume(batch.td)
 		h.waitSpans(1)
 	}
-	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, `rag_contextual_precision_count{data_source="retrieve",judge_model="builtin:lexical",reference_source="reference",service_name="rag-api"} 2`) {
+	version := a.p.cfg.Judge.Version()
+	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, `rag_contextual_precision_count{data_source="retrieve",judge_model="builtin:lexical",judge_version="`+version+`",reference_source="reference",service_name="rag-api"} 2`) {
 		t.Fatalf("the two processors' scores do not add up on their shared endpoint:\n%s", body)
 	}
 	a.shutdown(context.Background())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
@@ -34,6 +33,8 @@ const (
 	labelRelevant        = "relevant"
 	labelVariant         = "variant"
 	labelRank            = "rank"
+	labelJudgeVersion    = "judge_version"
+	labelPurpose         = "purpose"
 	// otherValue replaces label values beyond max_series.
 	otherValue = "other"
 	// emptyStage is the stage of chunks decided without a judge.
@@ -48,20 +49,18 @@ type telemetry struct {
 	ops     *metadata.TelemetryBuilder
 	product *metadata.TelemetryBuilder
 
-	judgeModel string
-	pricing    config.Pricing
-	series     *seriesLimiter
+	judgeModel   string
+	judgeVersion string
+	// judge is the primary judge's metrics.
+	judge  *judgeMetrics
+	series *seriesLimiter
 
 	// Attribute sets used on hot paths, built once per series: building a
 	// set sorts and hashes its attributes.
-	model     metric.MeasurementOption
-	promptSet metric.MeasurementOption
-	complSet  metric.MeasurementOption
-	costSet   metric.MeasurementOption
+	model metric.MeasurementOption
 
 	mu          sync.Mutex
 	unscoredBy  map[[2]string]metric.MeasurementOption
-	requestsBy  map[[2]string]metric.MeasurementOption
 	droppedBy   map[string]metric.MeasurementOption
 	stageSets   map[stageKey]metric.MeasurementOption
 	sourceSets  map[[2]string][]metric.AddOption
@@ -76,28 +75,26 @@ type gauges struct {
 	cfg     *config.Config
 }
 
-func newTelemetry(set component.TelemetrySettings, cfg *config.Config, judgeModel string, g gauges) (*telemetry, error) {
+func newTelemetry(set component.TelemetrySettings, cfg *config.Config, g gauges) (*telemetry, error) {
+	judgeModel := cfg.Judge.Model.ID()
 	ops, err := metadata.NewTelemetryBuilder(set)
 	if err != nil {
 		return nil, err
 	}
 	t := &telemetry{
-		ops:         ops,
-		product:     ops,
-		judgeModel:  judgeModel,
-		pricing:     cfg.Judge.Pricing,
-		series:      newSeriesLimiter(cfg.MaxSeries, cfg.Attributes.Variant != ""),
-		unscoredBy:  map[[2]string]metric.MeasurementOption{},
-		requestsBy:  map[[2]string]metric.MeasurementOption{},
-		droppedBy:   map[string]metric.MeasurementOption{},
-		stageSets:   map[stageKey]metric.MeasurementOption{},
-		sourceSets:  map[[2]string][]metric.AddOption{},
-		scoreSetsBy: map[scoreKey]*scoreLabelSets{},
+		ops:          ops,
+		product:      ops,
+		judgeModel:   judgeModel,
+		judgeVersion: cfg.Judge.Version(),
+		judge:        newJudgeMetrics(ops, judgeModel, cfg.Judge.Pricing),
+		series:       newSeriesLimiter(cfg.MaxSeries, cfg.Attributes.Variant != ""),
+		unscoredBy:   map[[2]string]metric.MeasurementOption{},
+		droppedBy:    map[string]metric.MeasurementOption{},
+		stageSets:    map[stageKey]metric.MeasurementOption{},
+		sourceSets:   map[[2]string][]metric.AddOption{},
+		scoreSetsBy:  map[scoreKey]*scoreLabelSets{},
 	}
 	t.model = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel)))
-	t.promptSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelType, "prompt")))
-	t.complSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelType, "completion")))
-	t.costSet = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel), attribute.String(labelCurrency, cfg.Judge.Pricing.Currency)))
 	if err := t.registerGauges(g); err != nil {
 		ops.Shutdown()
 		return nil, err
@@ -151,15 +148,11 @@ func (t *telemetry) startSeries() {
 	for _, s := range ragattr.UnscoredStatuses {
 		t.ops.ProcessorRagprecisionUnscoredSpansTotal.Add(ctx, 0, t.unscoredSet(s, ""))
 	}
-	for _, o := range judge.Outcomes {
-		t.ops.ProcessorRagprecisionJudgeRequestsTotal.Add(ctx, 0, t.requestSet(o, ""))
-	}
+	t.judge.start(judge.PurposeTraffic)
 	for _, r := range []string{dropRefused, dropShutdown} {
 		t.ops.ProcessorRagprecisionDroppedSpansTotal.Add(ctx, 0, t.droppedSet(r))
 	}
 	t.ops.ProcessorRagprecisionSeriesFoldedTotal.Add(ctx, 0)
-	t.ops.ProcessorRagprecisionVerdictCacheHitsTotal.Add(ctx, 0, t.model)
-	t.ops.ProcessorRagprecisionVerdictCacheMissesTotal.Add(ctx, 0, t.model)
 }
 
 func (t *telemetry) close() { t.ops.Shutdown() }
@@ -178,22 +171,6 @@ func (t *telemetry) unscoredSet(status, reason string) metric.MeasurementOption 
 	}
 	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
 	t.unscoredBy[key] = o
-	return o
-}
-
-func (t *telemetry) requestSet(outcome judge.Outcome, reason judge.Reason) metric.MeasurementOption {
-	key := [2]string{string(outcome), string(reason)}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if o, ok := t.requestsBy[key]; ok {
-		return o
-	}
-	attrs := []attribute.KeyValue{attribute.String(labelJudgeModel, t.judgeModel), attribute.String(labelOutcome, string(outcome))}
-	if reason != "" {
-		attrs = append(attrs, attribute.String(labelReason, string(reason)))
-	}
-	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
-	t.requestsBy[key] = o
 	return o
 }
 
@@ -389,6 +366,7 @@ func (t *telemetry) newScoreSetsLocked(key scoreKey) *scoreLabelSets {
 	if key.variant != "" {
 		labels = append(labels, attribute.String(labelVariant, key.variant))
 	}
+	labels = append(labels, attribute.String(labelJudgeVersion, t.judgeVersion))
 	with := func(extra ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(labels), extra...)...))
 	}
@@ -502,32 +480,4 @@ func (t *telemetry) recordDropped(n int64, reason string) {
 
 func (t *telemetry) recordAnswersEvicted(n int64) {
 	t.ops.ProcessorRagprecisionTraceAnswersEvictedTotal.Add(context.Background(), n)
-}
-
-// judgeRequest records one request to the judge.
-func (t *telemetry) judgeRequest(outcome judge.Outcome, reason judge.Reason, latency time.Duration, usage judge.Usage) {
-	ctx := context.Background()
-	t.ops.ProcessorRagprecisionJudgeRequestsTotal.Add(ctx, 1, t.requestSet(outcome, reason))
-	t.ops.ProcessorRagprecisionJudgeLatencySeconds.Record(ctx, latency.Seconds(), t.model)
-	if usage.PromptTokens > 0 {
-		t.ops.ProcessorRagprecisionJudgeTokensTotal.Add(ctx, usage.PromptTokens, t.promptSet)
-	}
-	if usage.CompletionTokens > 0 {
-		t.ops.ProcessorRagprecisionJudgeTokensTotal.Add(ctx, usage.CompletionTokens, t.complSet)
-	}
-	if t.pricing.Enabled() && (usage.PromptTokens > 0 || usage.CompletionTokens > 0) {
-		cost := (float64(usage.PromptTokens)*t.pricing.InputPerMillion + float64(usage.CompletionTokens)*t.pricing.OutputPerMillion) / 1e6
-		t.ops.ProcessorRagprecisionJudgeCostTotal.Add(ctx, cost, t.costSet)
-	}
-}
-
-// cacheLookups records verdicts served with and without a request.
-func (t *telemetry) cacheLookups(hits, misses int) {
-	ctx := context.Background()
-	if hits > 0 {
-		t.ops.ProcessorRagprecisionVerdictCacheHitsTotal.Add(ctx, int64(hits), t.model)
-	}
-	if misses > 0 {
-		t.ops.ProcessorRagprecisionVerdictCacheMissesTotal.Add(ctx, int64(misses), t.model)
-	}
 }

@@ -140,7 +140,7 @@ func TestMetrics(t *testing.T) {
 		if !slices.Equal(dp.Bounds, []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {
 			t.Fatalf("bounds %v", dp.Bounds)
 		}
-		if dp.Attributes.Len() != 4 {
+		if version, _ := dp.Attributes.Value("judge_version"); dp.Attributes.Len() != 5 || version.AsString() != h.p.cfg.Judge.Version() {
 			t.Fatalf("labels %v", dp.Attributes.ToSlice())
 		}
 		v := func(k string) string { x, _ := dp.Attributes.Value(attribute.Key(k)); return x.AsString() }
@@ -439,7 +439,8 @@ func TestSquaresAndPerSeriesCounts(t *testing.T) {
 		for _, kv := range sets[0].ToSlice() {
 			labels[string(kv.Key)] = kv.Value.AsString()
 		}
-		want := map[string]string{"service_name": "rag-api", "data_source": "faq", "reference_source": "reference", "judge_model": "openai:judge-model"}
+		want := map[string]string{"service_name": "rag-api", "data_source": "faq", "reference_source": "reference", "judge_model": "openai:judge-model",
+			"judge_version": h.p.cfg.Judge.Version()}
 		if fmt.Sprint(labels) != fmt.Sprint(want) {
 			t.Errorf("squares labels %v, want the histogram's %v", labels, want)
 		}

@@ -30,6 +30,10 @@ type TelemetryBuilder struct {
 	registrations                                 []metric.Registration
 	ContextualPrecision                           metric.Float64Histogram
 	ContextualPrecisionSquaresTotal               metric.Float64Counter
+	ProcessorRagprecisionCanaryCpAbsErrorTotal    metric.Float64Counter
+	ProcessorRagprecisionCanaryRetrievalsTotal    metric.Int64Counter
+	ProcessorRagprecisionCanaryRunsTotal          metric.Int64Counter
+	ProcessorRagprecisionCanaryVerdictsTotal      metric.Int64Counter
 	ProcessorRagprecisionCandidateSpansTotal      metric.Int64Counter
 	ProcessorRagprecisionDroppedSpansTotal        metric.Int64Counter
 	ProcessorRagprecisionHeldBytes                metric.Int64ObservableUpDownCounter
@@ -45,6 +49,8 @@ type TelemetryBuilder struct {
 	ProcessorRagprecisionScoredSpansTotal         metric.Int64Counter
 	ProcessorRagprecisionSelectedSpansTotal       metric.Int64Counter
 	ProcessorRagprecisionSeriesFoldedTotal        metric.Int64Counter
+	ProcessorRagprecisionShadowSpansTotal         metric.Int64Counter
+	ProcessorRagprecisionShadowVerdictsTotal      metric.Int64Counter
 	ProcessorRagprecisionTraceAnswers             metric.Int64ObservableGauge
 	ProcessorRagprecisionTraceAnswersEvictedTotal metric.Int64Counter
 	ProcessorRagprecisionUnscoredSpansTotal       metric.Int64Counter
@@ -200,6 +206,30 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionCanaryCpAbsErrorTotal, err = builder.meter.Float64Counter(
+		"otelcol_processor_ragprecision_canary_cp_abs_error_total",
+		metric.WithDescription("Sum over judged canary retrievals of the absolute difference between the Contextual Precision of the judge's verdicts and of the labels; over canary_retrievals_total, the mean CP error. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionCanaryRetrievalsTotal, err = builder.meter.Int64Counter(
+		"otelcol_processor_ragprecision_canary_retrievals_total",
+		metric.WithDescription("Canary retrievals judged. [Alpha]"),
+		metric.WithUnit("{retrievals}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionCanaryRunsTotal, err = builder.meter.Int64Counter(
+		"otelcol_processor_ragprecision_canary_runs_total",
+		metric.WithDescription("Runs of the drift canary, by outcome. [Alpha]"),
+		metric.WithUnit("{runs}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionCanaryVerdictsTotal, err = builder.meter.Int64Counter(
+		"otelcol_processor_ragprecision_canary_verdicts_total",
+		metric.WithDescription("Verdicts on canary chunks, by their label and the judge's verdict - a confusion matrix, from which agreement and kappa follow in PromQL. [Alpha]"),
+		metric.WithUnit("{verdicts}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorRagprecisionCandidateSpansTotal, err = builder.meter.Int64Counter(
 		"otelcol_processor_ragprecision_candidate_spans_total",
 		metric.WithDescription("Retrieval spans recognised by a dialect reader. [Alpha]"),
@@ -289,6 +319,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_ragprecision_series_folded_total",
 		metric.WithDescription("Spans recorded under service_name and data_source other because max_series was reached. [Alpha]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionShadowSpansTotal, err = builder.meter.Int64Counter(
+		"otelcol_processor_ragprecision_shadow_spans_total",
+		metric.WithDescription("Scored spans the shadow judge was asked to judge, by what it made of them. [Alpha]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorRagprecisionShadowVerdictsTotal, err = builder.meter.Int64Counter(
+		"otelcol_processor_ragprecision_shadow_verdicts_total",
+		metric.WithDescription("Chunk verdicts of the primary and the shadow judge on the same chunks, whose agreement and kappa follow in PromQL. [Alpha]"),
+		metric.WithUnit("{verdicts}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorRagprecisionTraceAnswers, err = builder.meter.Int64ObservableGauge(

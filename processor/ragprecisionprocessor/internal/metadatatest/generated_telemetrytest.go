@@ -52,6 +52,70 @@ func AssertEqualContextualPrecisionSquaresTotal(t *testing.T, tt *componenttest.
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorRagprecisionCanaryCpAbsErrorTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_canary_cp_abs_error_total",
+		Description: "Sum over judged canary retrievals of the absolute difference between the Contextual Precision of the judge's verdicts and of the labels; over canary_retrievals_total, the mean CP error. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_canary_cp_abs_error_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorRagprecisionCanaryRetrievalsTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_canary_retrievals_total",
+		Description: "Canary retrievals judged. [Alpha]",
+		Unit:        "{retrievals}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_canary_retrievals_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorRagprecisionCanaryRunsTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_canary_runs_total",
+		Description: "Runs of the drift canary, by outcome. [Alpha]",
+		Unit:        "{runs}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_canary_runs_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorRagprecisionCanaryVerdictsTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_canary_verdicts_total",
+		Description: "Verdicts on canary chunks, by their label and the judge's verdict - a confusion matrix, from which agreement and kappa follow in PromQL. [Alpha]",
+		Unit:        "{verdicts}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_canary_verdicts_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorRagprecisionCandidateSpansTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_ragprecision_candidate_spans_total",
@@ -281,6 +345,38 @@ func AssertEqualProcessorRagprecisionSeriesFoldedTotal(t *testing.T, tt *compone
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_ragprecision_series_folded_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorRagprecisionShadowSpansTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_shadow_spans_total",
+		Description: "Scored spans the shadow judge was asked to judge, by what it made of them. [Alpha]",
+		Unit:        "{spans}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_shadow_spans_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorRagprecisionShadowVerdictsTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_ragprecision_shadow_verdicts_total",
+		Description: "Chunk verdicts of the primary and the shadow judge on the same chunks, whose agreement and kappa follow in PromQL. [Alpha]",
+		Unit:        "{verdicts}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_ragprecision_shadow_verdicts_total")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -46,6 +46,10 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ContextualPrecision.Record(context.Background(), 1)
 	tb.ContextualPrecisionSquaresTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionCanaryCpAbsErrorTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionCanaryRetrievalsTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionCanaryRunsTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionCanaryVerdictsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionCandidateSpansTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionDroppedSpansTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionJudgeCostTotal.Add(context.Background(), 1)
@@ -56,6 +60,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorRagprecisionScoredSpansTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionSelectedSpansTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionSeriesFoldedTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionShadowSpansTotal.Add(context.Background(), 1)
+	tb.ProcessorRagprecisionShadowVerdictsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionTraceAnswersEvictedTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionUnscoredSpansTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictCacheHitsTotal.Add(context.Background(), 1)
@@ -71,6 +77,18 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualContextualPrecisionSquaresTotal(t, testTel,
 		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionCanaryCpAbsErrorTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionCanaryRetrievalsTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionCanaryRunsTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionCanaryVerdictsTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionCandidateSpansTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -115,6 +133,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionSeriesFoldedTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionShadowSpansTotal(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorRagprecisionShadowVerdictsTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionTraceAnswers(t, testTel,
