@@ -82,14 +82,11 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	judgeID := cfg.Judge.Model.ID()
 	health := newHealthReporter(set.Logger)
 	p := &ragProcessor{
-		cfg:    cfg,
-		set:    set,
-		next:   next,
-		logger: set.Logger,
-		reader: spanreader.New(
-			spanreader.Keys{Query: cfg.Attributes.Query, Answer: cfg.Attributes.Answer, Reference: cfg.Attributes.Reference, Chunks: cfg.Attributes.Chunks},
-			spanreader.Limits{TopK: cfg.TopK, MaxChunks: cfg.MaxChunks, MaxBytes: cfg.MaxRetrievalBytes},
-		),
+		cfg:       cfg,
+		set:       set,
+		next:      next,
+		logger:    set.Logger,
+		reader:    config.NewSpanReader(cfg),
 		judgeID:   judgeID,
 		judgeOpts: opts,
 		sampler:   newSampler(cfg.SamplingPercentage),
