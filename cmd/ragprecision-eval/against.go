@@ -119,6 +119,7 @@ func compareRecordings(ctx context.Context, stdout io.Writer, files, against []s
 		return err
 	}
 	if results != nil {
+		results.recorded = true
 		defer results.close() // after finish, a no-op
 	}
 	fmt.Fprintf(stdout, "Data: the verdicts recorded in %s against those in %s, span by span; read as %s\n\n",

@@ -103,6 +103,7 @@ func evaluateTraces(ctx context.Context, stdout, stderr io.Writer, files []strin
 		return err
 	}
 	if results != nil {
+		results.recorded = true
 		defer results.close() // after finish, a no-op
 	}
 	fmt.Fprintf(stdout, "Data: recorded traces in %s; read as %s\n", strings.Join(files, ", "), cfgName)

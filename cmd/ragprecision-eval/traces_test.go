@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -202,9 +203,25 @@ func TestTracesSameJudgeReproduces(t *testing.T) {
 	}
 	rec := writeLines(t, "recorded.json", lines)
 	cfg := writeFile(t, "collector.yaml", recordingConfigYAML)
-	out, stderr, err := runEval(t, "-traces", rec, "-config", cfg, "-progress", "0")
+	results := filepath.Join(t.TempDir(), "verdicts.jsonl")
+	out, stderr, err := runEval(t, "-traces", rec, "-config", cfg, "-progress", "0", "-out", results)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	// -out: a line per span judged, named by trace and span ID, its labels
+	// the recorded verdicts, with no half.
+	outLines := strings.Split(strings.TrimSpace(readFile(t, results)), "\n")
+	if len(outLines) != 5 {
+		t.Fatalf("-out has %d lines", len(outLines))
+	}
+	for _, l := range outLines {
+		var r spanResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ID) != 32+1+16 || r.Split != "" || r.Type == "" || fmt.Sprint(r.Labels) != fmt.Sprint(r.Verdicts) || strings.Contains(l, `"split"`) {
+			t.Errorf("-out line %s", l)
+		}
 	}
 	f := row(t, out, "all", "builtin:lexical")
 	if f[colRetrievals] != "5" || f[colKappa] != "1.000" || f[colCPMAE] != "0.000" || f[colF1] != "1.000" {
