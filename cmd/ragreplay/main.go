@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.rate, "rate", 0, "spans per second, on average (0: as fast as the receiver accepts them); keep it within what the candidate judge can score")
 	fs.IntVar(&o.batch, "batch", 512, "most spans per export request; a longer line is sent in several")
 	fs.Var(o.headers, "header", "KEY=VALUE sent with every request (gRPC metadata or an HTTP header); may be repeated")
-	fs.BoolVar(&o.tls, "tls", false, "connect with TLS, verified against the system's CAs (http: or use an https:// endpoint)")
+	fs.BoolVar(&o.tls, "tls", false, "connect with TLS, verified against the system's CAs (for http, an https:// endpoint does the same)")
 	fs.BoolVar(&o.keepAnnotations, "keep-annotations", false, "send the spans as recorded, with what the ragprecision processor wrote on them (a processor passes such spans untouched)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per export request")
 	fs.DurationVar(&o.giveUp, "give-up", 2*time.Minute, "stop when the receiver has refused a batch for this long")
