@@ -47,6 +47,8 @@ type ragProcessor struct {
 	// product serves the product metrics when product_metrics.endpoint is
 	// set (Start).
 	product *productEndpoint
+	// canary re-judges judge.canary's labelled retrievals (Start).
+	canary *canary
 	sampler sampler
 	tel     *telemetry
 	health  *healthReporter
@@ -136,6 +138,13 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 		}
 		p.product = ep
 		p.tel.useProductBuilder(ep.builder)
+	}
+	if p.cfg.Judge.Canary.Enabled() {
+		m := newCanaryMetrics(p.tel.ops, p.tel.judgeModel, p.tel.judgeVersion)
+		if p.canary, err = newCanary(p.cfg, engine, m, p.logger); err != nil {
+			return err
+		}
+		go p.canary.run()
 	}
 	p.health.start(host)
 	go p.fwd.run()
