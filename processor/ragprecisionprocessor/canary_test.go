@@ -1,8 +1,10 @@
 package ragprecisionprocessor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,20 @@ func canaryFile(t *testing.T) string {
 {"id": "b", "query": "Where is the Louvre?", "reference": "Paris", "chunks": [{"text": "The Louvre is in Paris.", "relevant": true}, {"text": "It is the French capital's museum.", "relevant": true}]}
 `
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// manyLouvres is a canary file of n retrievals about the Louvre.
+func manyLouvres(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id": "louvre-%d", "query": "Where is the Louvre?", "reference": "Paris", "chunks": [{"text": "The Louvre (%d) is in Paris.", "relevant": true}, {"text": "A museum of the French capital (%d).", "relevant": true}]}`+"\n", i, i, i)
+	}
+	path := filepath.Join(t.TempDir(), "louvres.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -110,5 +126,66 @@ func TestCanaryStopsWithShutdown(t *testing.T) {
 	h.shutdown(t.Context())
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Shutdown took %v with a canary judgement under way", took)
+	}
+}
+
+// A judge that is slow on, or answers garbage to, the canary's retrievals
+// alone never delays a span beyond max_wait nor changes its status: the
+// canary takes one of the judge's slots at most, and its failures do not
+// open the judge's health breaker. (A judge that is down is the spans'
+// judge too: the canary changes nothing there.)
+func TestCanaryFaultsLeaveTheSpansAlone(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		canary chattest.Reply
+		delay  time.Duration
+	}{
+		{"slow", chattest.Reply{Content: `{"verdict": "yes", "reason": "slow"}`}, 3 * time.Second},
+		{"garbage", chattest.Reply{Content: "no idea"}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keyword := chattest.KeywordJudge("Paris")
+			srv := chatServer(t, func(n int, r chattest.Request) chattest.Reply {
+				if strings.Contains(r.Block("CHUNK"), "Louvre") || strings.Contains(r.Block("CHUNK"), "museum") ||
+					strings.Contains(r.Block("CHUNK"), "Berlin is in Germany") {
+					time.Sleep(c.delay)
+					return c.canary
+				}
+				return keyword(n, r)
+			})
+			h := newHarness(t, func(cfg *config.Config) {
+				llmJudge(srv.URL)(cfg)
+				setMaxWait(cfg, 2*time.Second)
+				cfg.Judge.MaxConcurrency = 2
+				cfg.Judge.MaxRetries = 0
+				cfg.Judge.Canary = config.Canary{File: manyLouvres(t, 12), Interval: time.Second, MaxRetrievals: 12}
+			})
+			time.Sleep(1500 * time.Millisecond) // the canary is at work, or has failed many times
+			for round := range 15 {
+				b := newBatch("rag-api")
+				b.project(fmt.Sprint("retrieve-", round), question, "Paris", capitalChunks...)
+				start := time.Now()
+				h.consume(b.td)
+				h.waitSpans(round + 1)
+				if took := time.Since(start); took > 2*time.Second {
+					t.Fatalf("round %d took %v, beyond max_wait", round, took)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			for name, s := range h.spansByName() {
+				if attrStr(s, "rag.contextual_precision.status") != "scored" {
+					t.Errorf("%s: %v", name, s.Attributes().AsRaw())
+				}
+			}
+			if !h.p.health.healthy() {
+				t.Error("the canary's failures opened the judge's breaker")
+			}
+			if c.delay == 0 {
+				if failed := counterValue(t, h.tel, metricRequests, map[string]string{"purpose": "canary", "outcome": "error"}); failed < 20 {
+					t.Errorf("%d failed canary requests: too few to have opened the breaker (10 in a row)", failed)
+				}
+			}
+			h.shutdown(t.Context())
+		})
 	}
 }

@@ -95,6 +95,9 @@ func (p *ragProcessor) endJudging() {
 	if p.engine != nil {
 		_ = p.engine.Close()
 	}
+	if p.shadow != nil {
+		_ = p.shadow.engine.Close()
+	}
 	p.mu.Lock()
 	var waiting []*heldSpan
 	for _, j := range p.joins {
