@@ -49,8 +49,8 @@ type ragProcessor struct {
 	product *productEndpoint
 	// canary re-judges judge.canary's labelled retrievals, and shadow is
 	// the shadow judge (Start).
-	canary *canary
-	shadow *shadow
+	canary  *canary
+	shadow  *shadow
 	sampler sampler
 	tel     *telemetry
 	health  *healthReporter

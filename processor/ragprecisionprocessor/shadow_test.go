@@ -137,7 +137,10 @@ func TestShadowFaultsLeaveThePrimaryAlone(t *testing.T) {
 		status string
 	}{
 		{"down", nil, true, "judge_error"},
-		{"slow", func(int, chattest.Request) chattest.Reply { time.Sleep(1500 * time.Millisecond); return chattest.Reply{} }, false, "timeout"},
+		{"slow", func(int, chattest.Request) chattest.Reply {
+			time.Sleep(1500 * time.Millisecond)
+			return chattest.Reply{}
+		}, false, "timeout"},
 		{"garbage", func(int, chattest.Request) chattest.Reply { return chattest.Reply{Content: "maybe"} }, false, "judge_error"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
