@@ -136,13 +136,15 @@ E2E_TESTS := TestEndToEnd|TestExampleConfigsValidate|TestDemo|TestJudgeOutageSho
 # so that no other test shares the cores it measures.
 DIST_TESTS := TestDistributionShort
 
-# Type-checking the module for other systems: the race detector has nothing
-# to find there and makes it five times slower, so `unit` runs it without.
-UNRACED_TESTS := ^(TestModuleBuildsOnOtherSystems|TestCheckFindsWhatDoesNotBuild)$$
+# Single-goroutine work the race detector has nothing to find in and slows
+# down five to fifteen times: `unit` runs it without. That is the sweep of
+# the span readers' cost over crafted JSON (TestCraftedJSONIsReadRight reads
+# the same JSON under -race) and type-checking the module for other systems.
+UNRACED_TESTS := ^(TestJSONCostIsLinear|TestModuleBuildsOnOtherSystems|TestCheckFindsWhatDoesNotBuild)$$
 
 unit:
 	$(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)" ./...
-	$(GO) test -count=1 -run "$(UNRACED_TESTS)" ./internal/portability/
+	$(GO) test -count=1 -run "$(UNRACED_TESTS)" $(SPANREADER) ./internal/portability/
 
 ## e2e: build the distribution, run it against a local judge and check what comes
 ## out; validate every example config; run the demo as `make demo` does, and
