@@ -154,10 +154,10 @@ unit:
 ## configuration; build the image (`make image`) and run the collector from
 ## it; build the minimal "own collector" manifest; run one router and two
 ## scoring replicas (bin/otelcol-router) and kill one; check the Kubernetes
-## manifests.
+## manifests. The tests run in parallel: they mostly wait.
 e2e: $(COLLECTOR) $(ROUTER) $(BUILDER)
 	RAGPRECISION_COLLECTOR=$(COLLECTOR) RAGPRECISION_ROUTER=$(ROUTER) RAGPRECISION_BUILDER=$(BUILDER) \
-	  $(GO) test -count=1 -v -timeout 20m -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
+	  $(GO) test -count=1 -v -timeout 20m -parallel 32 -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/
 
 ## rules: check the Prometheus rules and run their unit tests with promtool.
 rules:

@@ -55,6 +55,7 @@ func (b buildahCLI) run(t *testing.T, args ...string) string {
 }
 
 func TestImage(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	path, err := exec.LookPath("buildah")
 	if err != nil {

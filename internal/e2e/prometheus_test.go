@@ -144,6 +144,7 @@ func liveExpressions(t *testing.T, rules *promcheck.RuleFile) []liveExpr {
 // collector: good traffic fires nothing, then rankings turn bad and the
 // precision-drop alert goes pending, then firing.
 func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 
@@ -455,6 +456,7 @@ var openMetricsExemplar = regexp.MustCompile(`^rag_contextual_precision_bucket\{
 // spans the test sent. The processor's metrics keep the names of the pull
 // endpoint on this path, and both collectors stop cleanly.
 func TestPrometheusExemplars(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(exemplarsExample)
