@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,14 +112,10 @@ service:
       exporters: [otlp_grpc]
 `
 
+// freePort returns a port free on 127.0.0.1 (see freePortOn).
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	return freePortOn(t, "127.0.0.1")
 }
 
 // collector is the distribution running as a child process, with the
@@ -260,6 +255,7 @@ func sendHTTP(ctx context.Context, t *testing.T, endpoint string) (spans int, wa
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	judge := chattest.NewServer(judgeHandler)
 	defer judge.Close()
@@ -557,6 +553,7 @@ func checkMetrics(t *testing.T, url string, scored []sent) {
 // TestExampleConfigsValidate checks that every configuration under
 // examples/ is accepted by the distribution, so the docs cannot rot.
 func TestExampleConfigsValidate(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	if err != nil || len(files) == 0 {

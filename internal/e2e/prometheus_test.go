@@ -148,6 +148,7 @@ func liveExpressions(t *testing.T, rules *promcheck.RuleFile) []liveExpr {
 // collector: good traffic fires nothing, then rankings turn bad and the
 // precision-drop alert goes pending, then firing.
 func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 
@@ -475,6 +476,7 @@ var openMetricsExemplar = regexp.MustCompile(`^rag_contextual_precision_bucket\{
 // histogram's exemplars, naming trace and span IDs of retrieval spans the
 // test sent, and the collector's two endpoints carry the catalog's families.
 func TestPrometheusExemplars(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(exemplarsExample)
