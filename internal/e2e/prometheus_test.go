@@ -512,6 +512,7 @@ func TestPrometheusExemplars(t *testing.T) {
 // metrics over OTLP, the gateway serves them with exemplars under the names
 // of the pull endpoint, and both collectors stop cleanly.
 func TestPrometheusExemplarsGateway(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(pushExample)
