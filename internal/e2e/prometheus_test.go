@@ -30,18 +30,20 @@ const (
 	// 30s, their week 84m (longer than the test: all of it), for: 15m is
 	// 7.5s. It is the one parameter of the time scale (docs/OPERATING.md).
 	liveScale = "1/120"
-	// liveRate is the retrievals a second the test sends: 300 in the
-	// rules' (scaled) hour, well above their 30-score guard.
+	// liveRate is the retrievals a second the tests send, shared by their
+	// two variants: 300 in the rules' (scaled) hour, 150 a variant, well
+	// above the 30-score guards.
 	liveRate = 10
 	// goodPhase is how long good traffic runs before the drop: the scaled
 	// hour, plus time for a baseline of 30 scores, plus for:, with room.
 	goodPhase = 75 * time.Second
 )
 
-// The live test's collector: an LLM judge (the local keyword judge) with
+// The live tests' collector: an LLM judge (the local keyword judge) with
 // pricing, so that requests, tokens, latency, cache and cost all have data.
 // Its product metrics are on product_metrics.endpoint, the operational ones
-// on its own telemetry: the rules and the dashboard read both.
+// on its own telemetry: the rules and the dashboard read both. The variant
+// label comes from trafficVariantAttribute.
 const liveCollectorConfig = `
 receivers:
   otlp:
@@ -66,6 +68,8 @@ processors:
         currency: USD
     product_metrics:
       endpoint: 127.0.0.1:{{PRODUCT}}
+    attributes:
+      variant: retriever.version
   batch:
     timeout: 100ms
 exporters:
@@ -143,46 +147,69 @@ func liveExpressions(t *testing.T, rules *promcheck.RuleFile) []liveExpr {
 	return out
 }
 
-// TestPrometheusRulesAndDashboardLive runs the rules (scaled by liveScale)
-// and the dashboard's queries in a real Prometheus that scrapes the real
-// collector: good traffic fires nothing, then rankings turn bad and the
-// precision-drop alert goes pending, then firing.
-func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+// liveStack is the collector of liveCollectorConfig, with the local keyword
+// judge and a sink for its spans, scraped by a Prometheus of its own that
+// runs the rules scaled by liveScale. Everything listens on ports of its own
+// and writes under the test's temporary directories, so that live tests can
+// run side by side.
+type liveStack struct {
+	collector              *collector
+	prom                   *promServer
+	rules                  *promcheck.RuleFile
+	factor                 float64
+	grpc                   string // the collector's OTLP/gRPC receiver
+	metricsURL, productURL string
+}
+
+func startLiveStack(t *testing.T) *liveStack {
+	t.Helper()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 
 	judge := chattest.NewServer(chattest.KeywordJudge(trafficKeyword))
-	defer judge.Close()
+	t.Cleanup(judge.Close)
 	sink, err := otlpsink.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sink.Stop()
+	t.Cleanup(func() { sink.Stop() })
 	ports := map[string]string{"GRPC": freePort(t), "METRICS": freePort(t), "PRODUCT": freePort(t), "HEALTH": freePort(t), "JUDGE": judge.URL, "SINK": sink.Addr()}
-	c := launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"])
-	metricsURL := "http://127.0.0.1:" + ports["METRICS"] + "/metrics"
-	productURL := "http://127.0.0.1:" + ports["PRODUCT"] + "/metrics"
+	st := &liveStack{
+		collector:  launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"]),
+		grpc:       "127.0.0.1:" + ports["GRPC"],
+		metricsURL: "http://127.0.0.1:" + ports["METRICS"] + "/metrics",
+		productURL: "http://127.0.0.1:" + ports["PRODUCT"] + "/metrics",
+	}
 
 	rulesData, err := os.ReadFile(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	factor, err := promcheck.ParseFactor(liveScale)
+	if st.factor, err = promcheck.ParseFactor(liveScale); err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := promcheck.ScaleRules(rulesData, st.factor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scaled, err := promcheck.ScaleRules(rulesData, factor)
-	if err != nil {
+	if st.rules, err = promcheck.ParseRules(scaled); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := promcheck.ParseRules(scaled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom := startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + ports["METRICS"], "127.0.0.1:" + ports["PRODUCT"]}, "ragprecision.rules.yml"),
+	st.prom = startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + ports["METRICS"], "127.0.0.1:" + ports["PRODUCT"]}, "ragprecision.rules.yml"),
 		map[string][]byte{"ragprecision.rules.yml": scaled})
-	prom.waitTargetsUp(t)
-	exprs := liveExpressions(t, rules)
+	st.prom.waitTargetsUp(t)
+	return st
+}
+
+// TestPrometheusRulesAndDashboardLive runs the rules (scaled by liveScale)
+// and the dashboard's queries in a real Prometheus that scrapes the real
+// collector: good traffic from two variants that rank alike fires nothing,
+// then rankings turn bad and the precision-drop alert goes pending, then
+// firing.
+func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+	st := startLiveStack(t)
+	prom, factor := st.prom, st.factor
+	exprs := liveExpressions(t, st.rules)
 
 	// Every expression parses in Prometheus.
 	for _, e := range exprs {
@@ -197,7 +224,9 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	// Steady good traffic: no alert may even go pending.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	gen := newTrafficGen(ctx, t, "127.0.0.1:"+ports["GRPC"])
+	// Two variants with the same rankings, so that every variant rule has
+	// data and RAGVariantRegressed must stay silent.
+	gen := newTrafficGen(ctx, t, st.grpc, "v1", "v2")
 	defer gen.shutdown(t)
 	go gen.run(ctx, liveRate)
 	start := time.Now()
@@ -274,13 +303,13 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	// Flush the traffic while the collector still listens: the SDK's last
 	// export fails once it has stopped.
 	gen.shutdown(t)
-	checkCatalogAgainstScrape(t, []string{metricsURL, productURL}, nil)
-	for name := range scrape(t, metricsURL) {
+	checkCatalogAgainstScrape(t, []string{st.metricsURL, st.productURL}, nil)
+	for name := range scrape(t, st.metricsURL) {
 		if strings.HasPrefix(name, "rag_") {
 			t.Errorf("%s is on the collector's own endpoint as well as on product_metrics.endpoint: scraped twice, it would count twice", name)
 		}
 	}
-	c.stop(t)
+	st.collector.stop(t)
 }
 
 // checkLiveData checks that every selector of every expression names series
