@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,6 +311,106 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 		}
 	}
 	st.collector.stop(t)
+}
+
+// TestPrometheusVariantsLive feeds two variants from one traffic generator:
+// v2 ranks well, v1 ranks every other retrieval badly. RAGVariantRegressed
+// goes pending, then firing, for v1 alone, naming v2 as the better variant;
+// it never goes active for v2.
+func TestPrometheusVariantsLive(t *testing.T) {
+	t.Parallel()
+	st := startLiveStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gen := newTrafficGen(ctx, t, st.grpc, "v1", "v2")
+	defer gen.shutdown(t)
+	gen.setVariantPhase("v1", regressedRankings)
+	go gen.run(ctx, liveRate)
+	start := time.Now()
+
+	var pendingAfter, firingAfter time.Duration
+	var firing activeAlert
+	others := map[string]bool{}
+	deadline := start.Add(2 * time.Minute)
+	// After the firing, watch a little longer: v2 must stay silent too.
+	for time.Now().Before(deadline) && (firingAfter == 0 || time.Since(start) < firingAfter+5*time.Second) {
+		alerts, err := st.prom.alerts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alerts {
+			name := a.Labels["alertname"]
+			if name != "RAGVariantRegressed" {
+				if !others[name] {
+					others[name] = true
+					t.Logf("%s went %s after %.1fs (labels %v)", name, a.State, time.Since(start).Seconds(), a.Labels)
+				}
+				continue
+			}
+			if a.Labels["variant"] != "v1" || a.Labels["data_source"] != trafficDataSource || a.Labels["service_name"] != trafficService {
+				t.Fatalf("RAGVariantRegressed went %s for %v; only v1 of %s ranks worse", a.State, a.Labels, trafficDataSource)
+			}
+			switch {
+			case a.State == "pending" && pendingAfter == 0:
+				pendingAfter = time.Since(start)
+			case a.State == "firing" && firingAfter == 0:
+				firingAfter, firing = time.Since(start), a
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	forScaled, _ := promcheck.ScaleDuration("1h", st.factor)
+	switch {
+	case firingAfter == 0:
+		t.Fatalf("RAGVariantRegressed did not fire for v1 within %v of the traffic's start (pending after %v)", deadline.Sub(start), pendingAfter)
+	case pendingAfter == 0:
+		t.Errorf("RAGVariantRegressed fired after %v without being seen pending first", firingAfter)
+	}
+	t.Logf("RAGVariantRegressed fired: %q", firing.Annotations["summary"])
+	for _, want := range []string{"Variant v1 ", " than v2 by "} {
+		if !strings.Contains(firing.Annotations["summary"], want) {
+			t.Errorf("the summary does not name both variants (%q): %q", want, firing.Annotations["summary"])
+		}
+	}
+	if d := firing.Annotations["description"]; !strings.Contains(d, "of variant v2") || !strings.Contains(d, "variant v1 of") {
+		t.Errorf("the description does not name both variants: %q", d)
+	}
+	checkVariantMeans(t, st.prom, gen.retrievals())
+	gap, _ := strconv.ParseFloat(firing.Value, 64)
+	t.Logf("scale %s (the rules' hour and RAGVariantRegressed's for: 1h are %s), %d retrievals/s over two variants: RAGVariantRegressed for v1 pending %.1fs and firing %.1fs after the traffic started (v1 below v2 by %.3f)",
+		liveScale, forScaled, liveRate, pendingAfter.Seconds(), firingAfter.Seconds(), gap)
+
+	cancel()
+	gen.shutdown(t)
+	st.collector.stop(t)
+}
+
+// checkVariantMeans checks the recorded mean of each variant over the
+// rules' hour against the scores the test sent in it, and that the best
+// variant is v2.
+func checkVariantMeans(t *testing.T, prom *promServer, sent []sentRetrieval) {
+	t.Helper()
+	window := map[string]*scoring.Stats{"v1": {}, "v2": {}}
+	end := time.Now()
+	for _, s := range sent {
+		if w := window[s.variant]; w != nil && s.at.After(end.Add(-30*time.Second)) {
+			w.Add(s.cp)
+		}
+	}
+	for _, v := range []string{"v1", "v2"} {
+		sel := fmt.Sprintf(`{service_name=%q, data_source=%q, variant=%q}`, trafficService, trafficDataSource, v)
+		mean := prom.value(t, "service_data_source_variant:rag_contextual_precision:mean1h"+sel)
+		hw := prom.value(t, "service_data_source_variant:rag_contextual_precision:ci95_halfwidth1h"+sel)
+		t.Logf("variant %s: recorded mean %.4f ± %.4f over the rules' hour; scoring.Stats of the %d scores sent in it %.4f ± %.4f",
+			v, mean, hw, window[v].Count(), window[v].Mean(), window[v].CI95())
+		if math.Abs(mean-window[v].Mean()) > 0.03 {
+			t.Errorf("variant %s: recorded mean %.4f, sent %.4f", v, mean, window[v].Mean())
+		}
+	}
+	best, err := prom.query(fmt.Sprintf(`service_data_source:rag_contextual_precision:best_variant_mean1h{service_name=%q, data_source=%q}`, trafficService, trafficDataSource))
+	if err != nil || len(best) != 1 || best[0].Metric["variant"] != "v2" {
+		t.Errorf("best variant: %v (%v), want v2", best, err)
+	}
 }
 
 // checkLiveData checks that every selector of every expression names series
