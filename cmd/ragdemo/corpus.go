@@ -91,7 +91,8 @@ var chunks = map[string]string{
 		"the embedding. Overlapping neighbouring chunks by a sentence or two is a common compromise.",
 }
 
-// dialect is the span attribute convention a trace is written in (SPEC §3).
+// dialect is the span attribute convention a trace is written in (README,
+// "Retrieval dialects").
 type dialect string
 
 const (
