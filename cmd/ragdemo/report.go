@@ -93,11 +93,11 @@ func orDash(s string) string {
 	return s
 }
 
-// Retrieval outcomes, as the processor writes them.
+// The retrieval outcomes the processor writes on a span.
 const (
-	outcomeIdeal     = "ideal"
-	outcomeMisranked = "misranked"
-	outcomeMiss      = "miss"
+	outcomeIdeal     = string(scoring.OutcomeIdeal)
+	outcomeMisranked = string(scoring.OutcomeMisranked)
+	outcomeMiss      = string(scoring.OutcomeMiss)
 )
 
 // variantScores is what the scored spans of one retriever version say.
