@@ -249,6 +249,7 @@ var metricPrefixes = []string{
 	"otelcol_processor_ragprecision_scored_spans_total",
 	"otelcol_processor_ragprecision_unscored_spans_total",
 	"otelcol_processor_ragprecision_judge_requests_total",
+	"otelcol_processor_ragprecision_canary_verdicts_total",
 }
 
 // scrapeMetrics fetches a Prometheus text exposition and returns its sample

@@ -559,8 +559,16 @@ func TestExampleConfigsValidate(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example configs: %v", err)
 	}
+	root := repoRoot(t)
 	for _, f := range files {
-		cmd := exec.Command(bin, "validate", "--config", f)
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// From the repository's root, as the README runs them: the demo's
+		// canary file is named from there.
+		cmd := exec.Command(bin, "validate", "--config", abs)
+		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-example", "OTLP_BACKEND=localhost:4317")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", f, err, out)
