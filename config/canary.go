@@ -27,6 +27,16 @@ type Canary struct {
 	MaxRetrievals int `mapstructure:"max_retrievals"`
 }
 
+// hasReference reports whether r has a text of one of sources.
+func hasReference(r evalset.Retrieval, sources []string) bool {
+	for _, s := range sources {
+		if (s == SourceReference && r.Reference != "") || (s == SourceAnswer && r.Answer != "") || (s == SourceQuery && r.Query != "") {
+			return true
+		}
+	}
+	return false
+}
+
 func defaultCanary() Canary { return Canary{Interval: time.Hour, MaxRetrievals: 50} }
 
 // Enabled reports whether a canary file is set.
@@ -59,16 +69,23 @@ func LoadCanary(path string) ([]evalset.Retrieval, error) {
 
 // problems reports what is wrong with the canary of section (its file is
 // read and parsed, so that a missing or malformed one is refused at
-// start-up).
-func (c *Canary) problems(section string) []error {
+// start-up); each retrieval needs one of sources to judge against.
+func (c *Canary) problems(section string, sources []string) []error {
 	if !c.Enabled() {
 		return nil
 	}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	key := func(k string) string { return section + ".canary." + k }
-	if _, err := LoadCanary(c.File); err != nil {
+	retrievals, err := LoadCanary(c.File)
+	if err != nil {
 		add("%s: %s: %v", key("file"), c.File, err)
+	}
+	for i, r := range retrievals {
+		if !hasReference(r, sources) {
+			add("%s: %s: retrieval %d (%q) has none of reference_sources %v to judge against", key("file"), c.File, i+1, r.ID, sources)
+			break
+		}
 	}
 	durationAtLeast(add, key("interval"), c.Interval, time.Second)
 	if c.MaxRetrievals < 1 {

@@ -278,7 +278,7 @@ func (c *Config) Validate() error {
 	}
 	c.ProductMetrics.validate(add)
 	errs = append(errs, c.Judge.problems("judge")...)
-	errs = append(errs, c.Judge.Canary.problems("judge")...)
+	errs = append(errs, c.Judge.Canary.problems("judge", c.ReferenceSources)...)
 	errs = append(errs, c.ShadowJudge.problems(c.MaxWait)...)
 	errs = append(errs, c.Cache.problems()...)
 	return errors.Join(errs...)

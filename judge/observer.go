@@ -44,5 +44,5 @@ type Observer interface {
 type nopObserver struct{}
 
 func (nopObserver) JudgeRequest(Purpose, Outcome, Reason, time.Duration, Usage) {}
-func (nopObserver) CacheLookups(int, int)                              {}
-func (nopObserver) JudgeHealth(error)                                  {}
+func (nopObserver) CacheLookups(int, int)                                       {}
+func (nopObserver) JudgeHealth(error)                                           {}

@@ -253,7 +253,10 @@ func (e *Engine) failedAttemptLocked(u *unit, jerr *Error, latency time.Duration
 		e.failFlightLocked(u.f, jerr)
 		return
 	}
-	if e.health.failure(jerr, now) {
+	// The canary's failures say nothing about the spans' judge that the
+	// spans' own would not: only its probes count, so that labelled
+	// retrievals a judge cannot handle never open the breaker on traffic.
+	if (purpose != PurposeCanary || u.owner.probe) && e.health.failure(jerr, now) {
 		opened := *jerr
 		e.note(func() { e.obs.JudgeHealth(&opened) })
 		// Everything queued would meet the same outage: fail it now, as the

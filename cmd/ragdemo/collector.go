@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -33,7 +34,7 @@ func startCollector(binary, config string, env []string) (*collector, error) {
 	cmd := exec.Command(binary, "--config", config)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), canaryEnv(config)...)
 	cmd.SysProcAttr = childAttrs()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -46,6 +47,20 @@ func startCollector(binary, config string, env []string) (*collector, error) {
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// canaryEnv points examples/demo.yaml's drift canary at the canary file
+// beside it (examples/canary/demo.jsonl), wherever the demo is run from:
+// the config's default path is from the repository's root.
+func canaryEnv(config string) []string {
+	path, err := filepath.Abs(filepath.Join(filepath.Dir(config), "canary", "demo.jsonl"))
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return []string{"RAGDEMO_CANARY=" + path}
 }
 
 // checkCollector fails when the binary or the config is missing.

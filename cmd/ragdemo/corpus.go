@@ -8,6 +8,8 @@ package main
 // (the same chunks with the distractors on top). Because the chunk sets are
 // identical, any difference in Contextual Precision between the two is due
 // to the ranking alone, which is exactly what the metric is meant to catch.
+// The demo sends them as two versions of a retriever running side by side:
+// the bad ranking as v1, the good one as v2.
 //
 // The good rankings are deliberately not all perfect: a real retriever often
 // lets a near-miss slip in at rank two, and the judge is not an oracle
@@ -89,7 +91,8 @@ var chunks = map[string]string{
 		"the embedding. Overlapping neighbouring chunks by a sentence or two is a common compromise.",
 }
 
-// dialect is the span attribute convention a trace is written in (SPEC §3).
+// dialect is the span attribute convention a trace is written in (README,
+// "Retrieval dialects").
 type dialect string
 
 const (
@@ -122,7 +125,8 @@ type question struct {
 	bad      []string // the same chunks, distractors on top
 }
 
-// questions are asked in this order; each is sent twice (good, then bad).
+// questions are asked in this order; each is sent twice (good by v2, then
+// bad by v1).
 var questions = []question{
 	{
 		text:     "Why must all spans of a trace reach the same Collector when using tail sampling?",

@@ -91,22 +91,53 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// checkReport checks what every successful demo prints.
+// checkReport checks what every successful demo prints: every retrieval
+// scored with its outcome and nDCG, v2 found the better retriever with an
+// interval, each variant's mean and outcome counts, and the metrics with
+// their variant label.
 func checkReport(t *testing.T, report string) {
 	t.Helper()
 	for _, want := range []string{
-		"Mean CP, good rankings: ",
+		"v2 ranks better than v1: mean CP ",
 		"Plain (non-RAG) spans: 2 came back untouched.",
-		`rag_contextual_precision_count{data_source="handbook",judge_model="builtin:lexical",reference_source="reference",service_name="ragdemo"}`,
-		`reference_source="answer"`,
+		`rag_contextual_precision_count{data_source="handbook",judge_model="builtin:lexical",judge_version="`,
+		`reference_source="reference",service_name="ragdemo",variant="v1"}`,
+		`reference_source="answer",service_name="ragdemo",variant="v2"}`,
+		`rag_retrieval_outcome_total{data_source="handbook",`,
 		`otelcol_processor_ragprecision_scored_spans_total{data_source="handbook",service_name="ragdemo"} ` + strconv.Itoa(2*len(questions)),
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	row := regexp.MustCompile(`(?m)^\d+ .* (v1 \(bad\)|v2 \(good\)) .* scored +\d\.\d{3} +(PASS|fail) +(ideal|misranked|miss) +\d\.\d{3} +[✓✗]+ `)
+	if n := len(row.FindAllString(report, -1)); n != 2*len(questions) {
+		t.Errorf("%d rows show a retriever, CP, outcome and nDCG; want %d", n, 2*len(questions))
+	}
+	for _, v := range []string{variantNew, variantOld} {
+		line := regexp.MustCompile(`(?m)^ +` + v + ` +` + strconv.Itoa(len(questions)) + ` +\d\.\d{3} ± \d\.\d{3} +\d\.\d{3} +(\d+) +(\d+) +(\d+)$`)
+		m := line.FindStringSubmatch(report)
+		if m == nil {
+			t.Errorf("no summary line for %s with its mean, interval and outcome counts", v)
+			continue
+		}
+		sum := 0
+		for _, c := range m[1:] {
+			n, _ := strconv.Atoi(c)
+			sum += n
+		}
+		if sum != len(questions) {
+			t.Errorf("%s: outcome counts %v add up to %d, want %d", v, m[1:], sum, len(questions))
+		}
+	}
+	if !regexp.MustCompile(`mean CP \d\.\d{3} ± \d\.\d{3} higher, 95% CI \+\d\.\d{3} to \+\d\.\d{3} \(Welch's t, [\d.]+ df\)`).MatchString(report) {
+		t.Error("the comparison does not give the difference with its interval")
+	}
+	if !regexp.MustCompile(`v1 (finds the relevant chunks but ranks them lower|misses more)`).MatchString(report) {
+		t.Error("the comparison does not say what v1 gets wrong")
+	}
 	if strings.Contains(report, "note:") {
-		t.Error("every retrieval should be scored, good rankings above bad ones")
+		t.Error("every retrieval should be scored, v2's good rankings above v1's bad ones")
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 //
 // to rewrite the file; without -update the test fails when the file is stale.
 
-var update = flag.Bool("update", false, "rewrite the handbook eval set in cmd/ragprecision-eval/testdata")
+var update = flag.Bool("update", false, "rewrite the files built from the corpus: the handbook eval set and the canary set")
 
 const handbookSetPath = "../ragprecision-eval/testdata/handbook.jsonl"
 

@@ -4,9 +4,10 @@
 //
 // It starts the collector on free ports, sends it traces of a small RAG
 // application written in three span dialects — each question answered once
-// from a well-ranked and once from a badly ranked retrieval of the same
-// chunks — receives the annotated spans back over OTLP, and prints the
-// Contextual Precision of every retrieval, followed by the histogram the
+// by retriever v1, which ranks the distractors on top, and once by v2, which
+// ranks the same chunks well — receives the annotated spans back over OTLP,
+// and prints the Contextual Precision, outcome and nDCG of every retrieval,
+// which retriever ranks better and by how much, and the histogram the
 // collector exposes to Prometheus.
 //
 // Without -collector it sends the same traffic to a collector that is
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // options are the command-line flags. An empty address means the default:
@@ -148,8 +150,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "==> sent %d traces (%d questions × good/bad ranking, in %d dialects) and 1 plain trace: %d spans to %s\n",
-		len(s.cases), len(questions), countDialects(), s.spans, a.otlp)
+	fmt.Fprintf(out, "==> sent %d traces (%d questions × retrievers %s and %s, in %d dialects) and 1 plain trace: %d spans to %s\n",
+		len(s.cases), len(questions), variantOld, variantNew, countDialects(), s.spans, a.otlp)
 
 	// Retrieval spans come back once judged; the ones that need their
 	// trace's answer from an LLM span wait trace_join.wait first.
@@ -175,14 +177,17 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	sum := summarize(res.results)
-	fmt.Fprintf(out, "\nVerdicts are in rank order (✓ relevant, ✗ not); CP = Σ P@k·v_k / Σ v_k, pass at >= 0.7.\n")
-	fmt.Fprintf(out, "Mean CP, good rankings: %s\n", sum.good)
-	fmt.Fprintf(out, "Mean CP, bad rankings:  %s   (the same chunks, worse order)\n", sum.bad)
+	fmt.Fprintf(out, "\nVerdicts are in rank order (✓ relevant, ✗ not); CP = Σ P@k·v_k / Σ v_k, pass at >= 0.7.\n"+
+		"OUTCOME: ideal (relevant chunks on top), misranked (relevant chunks below others), miss (none relevant).\n"+
+		"CP, OUTCOME and NDCG are what the collector wrote on each span.\n\n")
+	if err := printComparison(out, sum); err != nil {
+		return err
+	}
 	if len(res.plainChanged) == 0 {
 		fmt.Fprintf(out, "Plain (non-RAG) spans: %d came back untouched.\n", len(s.plain))
 	}
 	if i, r, ok := firstFailure(res.results); ok {
-		fmt.Fprintf(out, "Why row %d failed, from its %s span event:\n    %s\n", i+1, eventEvaluation, r.explanation)
+		fmt.Fprintf(out, "Why row %d failed, from its %s span event:\n    %s\n", i+1, ragattr.EvaluationEvent, r.explanation)
 	}
 
 	fmt.Fprintf(out, "\n==> metrics: %s (what Prometheus scrapes and Grafana alerts on)\n", metricsURL)
@@ -195,7 +200,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		// retrievals at or below the threshold: a natural alert expression.
 		fmt.Fprintf(out, "\nShare of retrievals scoring at most 0.7 over 10 minutes, per data source (an alert expression):\n"+
 			"    sum by (data_source) (rate(rag_contextual_precision_bucket{le=\"0.7\"}[10m]))\n"+
-			"      / sum by (data_source) (rate(rag_contextual_precision_count[10m]))\n")
+			"      / sum by (data_source) (rate(rag_contextual_precision_count[10m]))\n"+
+			"Per variant, the hour's mean CP that RAGVariantRegressed compares (deploy/prometheus/ragprecision.rules.yml):\n"+
+			"    service_data_source_variant:rag_contextual_precision:mean1h\n")
 	}
 
 	// The checks come last, so that a failing demo still shows what it saw.
@@ -212,8 +219,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if sum.scored < len(res.results) {
 		fmt.Fprintf(out, "\nnote: %d of %d retrieval spans were not scored (see STATUS).\n", len(res.results)-sum.scored, len(res.results))
 	}
-	if sum.good.mean() <= sum.bad.mean() {
-		fmt.Fprintf(out, "\nnote: the judge did not score the good rankings above the bad ones.\n")
+	if !ranksBetter(sum, variantNew, variantOld) {
+		fmt.Fprintf(out, "\nnote: the judge did not score %s's good rankings above %s's bad ones.\n", variantNew, variantOld)
 	}
 	return nil
 }

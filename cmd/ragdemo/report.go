@@ -2,32 +2,40 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ragprecision/ragprecision/scoring"
 )
 
 // maxQueryWidth is how much of a query the table shows.
 const maxQueryWidth = 46
 
-// printTable writes one row per retrieval span: what was asked, how it was
-// ranked, and what the processor made of it.
+// printTable writes one row per retrieval span: what was asked, which
+// retriever ranked the chunks, and what the processor made of it.
 func printTable(w io.Writer, results []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tQUERY\tRANKING\tDIALECT\tSTATUS\tCP\tRESULT\tVERDICTS\tREFERENCE")
+	fmt.Fprintln(tw, "#\tQUERY\tRETRIEVER\tDIALECT\tSTATUS\tCP\tRESULT\tOUTCOME\tNDCG\tVERDICTS\tREFERENCE")
 	for i, r := range results {
-		cp, pass := "-", "-"
+		cp, pass, ndcg := "-", "-", "-"
 		if r.scored {
 			cp = strconv.FormatFloat(r.score, 'f', 3, 64)
 			pass = "fail"
 			if r.passed {
 				pass = "PASS"
 			}
+		}
+		if r.hasNDCG {
+			ndcg = strconv.FormatFloat(r.ndcg, 'f', 3, 64)
 		}
 		status := r.status
 		switch {
@@ -36,11 +44,21 @@ func printTable(w io.Writer, results []result) error {
 		case status == "":
 			status = "(none)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			i+1, truncate(r.question.text, maxQueryWidth), r.ranking, r.question.dialect,
-			status, cp, pass, verdictMarks(r.verdicts), orDash(r.referenceSource))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			i+1, truncate(r.question.text, maxQueryWidth), retrieverLabel(r), r.question.dialect,
+			status, cp, pass, orDash(r.retrievalOutcome), ndcg, verdictMarks(r.verdicts), orDash(r.referenceSource))
 	}
 	return tw.Flush()
+}
+
+// retrieverLabel is the retriever version of a row, with the ranking it
+// returns: the variant as the span came back, else as it was sent.
+func retrieverLabel(r result) string {
+	v := r.variant
+	if v == "" {
+		v = r.sentCase.variant
+	}
+	return fmt.Sprintf("%s (%s)", v, r.ranking)
 }
 
 // verdictMarks renders verdicts in rank order: ✓ relevant, ✗ not.
@@ -75,37 +93,30 @@ func orDash(s string) string {
 	return s
 }
 
-// summary is the comparison the demo is about: the same chunks, ranked well
-// and badly.
+// The retrieval outcomes the processor writes on a span.
+const (
+	outcomeIdeal     = string(scoring.OutcomeIdeal)
+	outcomeMisranked = string(scoring.OutcomeMisranked)
+	outcomeMiss      = string(scoring.OutcomeMiss)
+)
+
+// variantScores is what the scored spans of one retriever version say.
+type variantScores struct {
+	name     string
+	cp, ndcg scoring.Stats
+	outcomes map[string]int
+}
+
+// summary is the comparison the demo is about: two retrievers ranking the
+// same chunks.
 type summary struct {
-	good, bad        meanCP
+	variants         []*variantScores // best mean CP first
 	scored, received int
-}
-
-// meanCP accumulates a mean of CP values.
-type meanCP struct {
-	sum float64
-	n   int
-}
-
-func (m *meanCP) add(v float64) { m.sum += v; m.n++ }
-
-func (m meanCP) String() string {
-	if m.n == 0 {
-		return "no scores"
-	}
-	return fmt.Sprintf("%.3f over %d", m.sum/float64(m.n), m.n)
-}
-
-func (m meanCP) mean() float64 {
-	if m.n == 0 {
-		return 0
-	}
-	return m.sum / float64(m.n)
 }
 
 func summarize(results []result) summary {
 	var s summary
+	byName := map[string]*variantScores{}
 	for _, r := range results {
 		if r.received {
 			s.received++
@@ -114,24 +125,131 @@ func summarize(results []result) summary {
 			continue
 		}
 		s.scored++
-		if r.ranking == rankingGood {
-			s.good.add(r.score)
-		} else {
-			s.bad.add(r.score)
+		v := byName[r.variant]
+		if v == nil {
+			v = &variantScores{name: r.variant, outcomes: map[string]int{}}
+			byName[r.variant] = v
+			s.variants = append(s.variants, v)
 		}
+		v.cp.Add(r.score)
+		if r.hasNDCG {
+			v.ndcg.Add(r.ndcg)
+		}
+		v.outcomes[r.retrievalOutcome]++
 	}
+	slices.SortStableFunc(s.variants, func(a, b *variantScores) int {
+		if c := cmp.Compare(b.cp.Mean(), a.cp.Mean()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
 	return s
 }
 
+// ranksBetter reports whether variant better has a higher mean CP than
+// variant worse, both scored.
+func ranksBetter(s summary, better, worse string) bool {
+	var b, w *variantScores
+	for _, v := range s.variants {
+		switch v.name {
+		case better:
+			b = v
+		case worse:
+			w = v
+		}
+	}
+	return b != nil && w != nil && b.cp.Mean() > w.cp.Mean()
+}
+
+// printComparison writes each variant's mean CP with its 95% interval and
+// its outcomes, then how much better the best variant ranks than each
+// other, with the interval of the difference.
+func printComparison(w io.Writer, s summary) error {
+	fmt.Fprintf(w, "Two retrievers, the same questions and chunks (%s, the variant label of the metrics):\n", variantAttribute)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "    VARIANT\tSCORED\tMEAN CP ± 95% CI\tMEAN NDCG\tIDEAL\tMISRANKED\tMISS")
+	for _, v := range s.variants {
+		fmt.Fprintf(tw, "    %s\t%d\t%s\t%s\t%d\t%d\t%d\n", orDash(v.name), v.cp.Count(),
+			plusMinus(v.cp.Mean(), v.cp.CI95()), meanOrDash(v.ndcg),
+			v.outcomes[outcomeIdeal], v.outcomes[outcomeMisranked], v.outcomes[outcomeMiss])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.variants) < 2 {
+		fmt.Fprintf(w, "Only %d variant scored: nothing to compare.\n", len(s.variants))
+		return nil
+	}
+	best := s.variants[0]
+	for _, v := range s.variants[1:] {
+		d := scoring.Welch(v.cp, best.cp)
+		if d.Significant() {
+			fmt.Fprintf(w, "%s ranks better than %s: mean CP %s higher, 95%% CI %s (Welch's t, %.1f df).\n",
+				best.name, v.name, plusMinus(d.Value, d.HalfWidth), interval(d), d.DF)
+			fmt.Fprintln(w, "    "+diagnose(v, best))
+		} else {
+			fmt.Fprintf(w, "%s scores %s above %s, but the 95%% CI %s includes 0 (Welch's t, %.1f df): these scores cannot tell them apart.\n",
+				best.name, plusMinus(d.Value, d.HalfWidth), v.name, interval(d), d.DF)
+		}
+	}
+	fmt.Fprintf(w, "Small samples, %d and %d scores: the intervals use Student's t, not the normal 1.96, and are wide for it.\n"+
+		"Welch's test takes the variants as independent samples, as a random split of live traffic is (here both\n"+
+		"answered the same questions, which a paired test would exploit). On live traffic RAGVariantRegressed makes\n"+
+		"this comparison over an hour, with at least 30 scores a variant.\n", best.cp.Count(), s.variants[len(s.variants)-1].cp.Count())
+	return nil
+}
+
+// diagnose says what the worse variant gets wrong, from the outcomes that
+// grew against the better one: more miss is retrieval, more misranked is
+// ranking.
+func diagnose(worse, better *variantScores) string {
+	moreMiss := worse.outcomes[outcomeMiss] - better.outcomes[outcomeMiss]
+	moreMisranked := worse.outcomes[outcomeMisranked] - better.outcomes[outcomeMisranked]
+	switch {
+	case moreMiss > 0 && moreMiss >= moreMisranked:
+		return fmt.Sprintf("%s misses more (%d more retrievals without a relevant chunk): its index, chunking or embeddings lose documents.", worse.name, moreMiss)
+	case moreMisranked > 0:
+		return fmt.Sprintf("%s finds the relevant chunks but ranks them lower (%d more misranked): a reranker's job, not the index's.", worse.name, moreMisranked)
+	default:
+		return fmt.Sprintf("%s has no more miss or misranked retrievals than %s; its relevant chunks sit lower within them.", worse.name, better.name)
+	}
+}
+
+// plusMinus renders a value and the half-width of its interval.
+func plusMinus(value, halfWidth float64) string {
+	if math.IsInf(halfWidth, 1) {
+		return fmt.Sprintf("%.3f ± ? (one score)", value)
+	}
+	return fmt.Sprintf("%.3f ± %.3f", value, halfWidth)
+}
+
+// interval renders the ends of a difference's interval.
+func interval(d scoring.Difference) string {
+	if math.IsInf(d.HalfWidth, 1) {
+		return "unbounded (a variant with one score)"
+	}
+	return fmt.Sprintf("%+.3f to %+.3f", d.Value-d.HalfWidth, d.Value+d.HalfWidth)
+}
+
+func meanOrDash(s scoring.Stats) string {
+	if s.Count() == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s.Mean(), 'f', 3, 64)
+}
+
 // metricPrefixes are the metric families printed from the scrape: the
-// histogram that dashboards and alerts use, and the processor's own counts.
+// histogram that dashboards and alerts use, the retrieval outcomes, and the
+// processor's own counts.
 var metricPrefixes = []string{
 	"rag_contextual_precision",
+	"rag_retrieval_outcome_total",
 	"otelcol_processor_ragprecision_candidate_spans_total",
 	"otelcol_processor_ragprecision_selected_spans_total",
 	"otelcol_processor_ragprecision_scored_spans_total",
 	"otelcol_processor_ragprecision_unscored_spans_total",
 	"otelcol_processor_ragprecision_judge_requests_total",
+	"otelcol_processor_ragprecision_canary_verdicts_total",
 }
 
 // scrapeMetrics fetches a Prometheus text exposition and returns its sample
@@ -154,7 +272,13 @@ func scrapeMetrics(ctx context.Context, url string) ([]string, error) {
 	return filterMetrics(resp.Body)
 }
 
-// filterMetrics keeps the lines of the families in metricPrefixes.
+// shownBucket is the one histogram bucket printed, the threshold's, which
+// the alert expression the demo prints divides by the count: every series
+// has a dozen buckets, too many lines for a terminal.
+const shownBucket = `le="0.7"`
+
+// filterMetrics keeps the lines of the families in metricPrefixes, of their
+// histogram buckets only shownBucket.
 func filterMetrics(r io.Reader) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(r)
@@ -165,6 +289,9 @@ func filterMetrics(r io.Reader) ([]string, error) {
 		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
 			name = rest
 		} else if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.Contains(name, "_bucket{") && !strings.Contains(name, shownBucket) {
 			continue
 		}
 		for _, p := range metricPrefixes {

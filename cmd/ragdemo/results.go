@@ -9,18 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
-)
-
-// Attributes the processor writes on spans (SPEC §5).
-const (
-	attrPrefix          = "rag.contextual_precision"
-	attrScore           = attrPrefix
-	attrPassed          = attrPrefix + ".passed"
-	attrVerdicts        = attrPrefix + ".verdicts"
-	attrReferenceSource = attrPrefix + ".reference_source"
-	attrJudge           = attrPrefix + ".judge"
-	attrStatus          = attrPrefix + ".status"
-	eventEvaluation     = "gen_ai.evaluation.result"
+	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
 // result is what came back for one sent case.
@@ -35,6 +24,13 @@ type result struct {
 	referenceSource string
 	judge           string
 	explanation     string // of the gen_ai.evaluation.result event
+	// retrievalOutcome (ideal, misranked or miss) and ndcg are the
+	// processor's retrieval diagnostics of a scored span.
+	retrievalOutcome string
+	ndcg             float64
+	hasNDCG          bool
+	// variant is the retriever version on the span that came back.
+	variant string
 }
 
 // outcome is everything the demo learned from the spans that came back.
@@ -113,45 +109,59 @@ func collectResults(s sent, received []ptrace.Traces) outcome {
 // readResult reads the processor's annotations of a retrieval span.
 func readResult(r *result, span ptrace.Span) {
 	attrs := span.Attributes()
-	if v, ok := attrs.Get(attrStatus); ok {
+	if v, ok := attrs.Get(ragattr.Status); ok {
 		r.status = v.AsString()
 	}
-	if v, ok := attrs.Get(attrScore); ok && v.Type() == pcommon.ValueTypeDouble {
+	if v, ok := attrs.Get(ragattr.Precision); ok && v.Type() == pcommon.ValueTypeDouble {
 		r.score, r.scored = v.Double(), true
 	}
-	if v, ok := attrs.Get(attrPassed); ok {
+	if v, ok := attrs.Get(ragattr.Passed); ok {
 		r.passed = v.Bool()
 	}
-	if v, ok := attrs.Get(attrVerdicts); ok && v.Type() == pcommon.ValueTypeSlice {
+	if v, ok := attrs.Get(ragattr.Verdicts); ok && v.Type() == pcommon.ValueTypeSlice {
 		for _, e := range v.Slice().All() {
 			r.verdicts = append(r.verdicts, e.Bool())
 		}
 	}
-	if v, ok := attrs.Get(attrReferenceSource); ok {
+	if v, ok := attrs.Get(ragattr.ReferenceSource); ok {
 		r.referenceSource = v.AsString()
 	}
-	if v, ok := attrs.Get(attrJudge); ok {
+	if v, ok := attrs.Get(ragattr.Judge); ok {
 		r.judge = v.AsString()
 	}
+	if v, ok := attrs.Get(ragattr.RetrievalOutcome); ok {
+		r.retrievalOutcome = v.AsString()
+	}
+	if v, ok := attrs.Get(ragattr.NDCG); ok && v.Type() == pcommon.ValueTypeDouble {
+		r.ndcg, r.hasNDCG = v.Double(), true
+	}
+	if v, ok := attrs.Get(variantAttribute); ok {
+		r.variant = v.AsString()
+	}
 	for _, e := range span.Events().All() {
-		if e.Name() != eventEvaluation {
+		if e.Name() != ragattr.EvaluationEvent {
 			continue
 		}
-		if v, ok := e.Attributes().Get("gen_ai.evaluation.explanation"); ok {
+		if v, ok := e.Attributes().Get(ragattr.EvaluationExplanation); ok {
 			r.explanation = v.AsString()
 		}
 	}
 }
 
+// annotationPrefixes start the keys of every attribute the processor writes.
+var annotationPrefixes = []string{ragattr.Precision, "rag.retrieval."}
+
 // hasEvaluation reports whether the processor left any trace on span.
 func hasEvaluation(span ptrace.Span) bool {
 	for k := range span.Attributes().All() {
-		if strings.HasPrefix(k, attrPrefix) {
-			return true
+		for _, p := range annotationPrefixes {
+			if strings.HasPrefix(k, p) {
+				return true
+			}
 		}
 	}
 	for _, e := range span.Events().All() {
-		if e.Name() == eventEvaluation {
+		if e.Name() == ragattr.EvaluationEvent {
 			return true
 		}
 	}

@@ -27,11 +27,33 @@ const (
 	rankingBad  ranking = "bad"
 )
 
+// variantAttribute is the retrieval span attribute naming the retriever
+// that ranked its chunks. examples/demo.yaml names it in attributes.variant,
+// so that its value becomes the variant label of every product metric.
+const variantAttribute = "retriever.version"
+
+// The demo's two retrievers, as a rollout runs them side by side on the same
+// traffic: v1 returns each question's bad ranking, v2 (its successor) the
+// good one.
+const (
+	variantOld = "v1"
+	variantNew = "v2"
+)
+
+// variant is the version of the retriever that returns ranking r.
+func (r ranking) variant() string {
+	if r == rankingGood {
+		return variantNew
+	}
+	return variantOld
+}
+
 // sentCase is one RAG trace the demo sent: what it asked, and the ID of the
 // retrieval span whose score will come back.
 type sentCase struct {
 	question  question
 	ranking   ranking
+	variant   string // the retriever version on the retrieval span
 	chunkIDs  []string
 	traceID   trace.TraceID
 	retrieval trace.SpanID
@@ -118,7 +140,8 @@ func emitQuestion(ctx context.Context, tracer trace.Tracer, q question, r rankin
 
 	// Every question is its own trace: a new root, not a child of ctx.
 	ctx, root := tracer.Start(ctx, "ask", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer))
-	c := sentCase{question: q, ranking: r, chunkIDs: ids, traceID: root.SpanContext().TraceID()}
+	c := sentCase{question: q, ranking: r, variant: r.variant(), chunkIDs: ids, traceID: root.SpanContext().TraceID()}
+	variant := attribute.String(variantAttribute, c.variant)
 	spans := 2
 
 	switch q.dialect {
@@ -131,6 +154,7 @@ func emitQuestion(ctx context.Context, tracer trace.Tracer, q question, r rankin
 			attribute.String("rag.reference", q.answer),
 			attribute.StringSlice("rag.chunks", docs),
 			attribute.String("gen_ai.data_source.id", dataSource),
+			variant,
 		)
 		c.retrieval = span.SpanContext().SpanID()
 		span.End()
@@ -149,6 +173,7 @@ func emitQuestion(ctx context.Context, tracer trace.Tracer, q question, r rankin
 			attribute.String("openinference.span.kind", "RETRIEVER"),
 			attribute.String("input.value", q.text),
 			attribute.String("gen_ai.data_source.id", dataSource),
+			variant,
 		}
 		for i, id := range ids {
 			prefix := "retrieval.documents." + strconv.Itoa(i) + ".document."
@@ -181,6 +206,7 @@ func emitQuestion(ctx context.Context, tracer trace.Tracer, q question, r rankin
 			attribute.String("gen_ai.retrieval.query.text", q.text),
 			attribute.String("gen_ai.retrieval.documents", genAIDocuments(ids, docs)),
 			attribute.String("gen_ai.data_source.id", dataSource),
+			variant,
 		)
 		c.retrieval = span.SpanContext().SpanID()
 		span.End()

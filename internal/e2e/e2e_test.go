@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,14 +112,10 @@ service:
       exporters: [otlp_grpc]
 `
 
+// freePort returns a port free on 127.0.0.1 (see freePortOn).
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	return freePortOn(t, "127.0.0.1")
 }
 
 // collector is the distribution running as a child process, with the
@@ -260,6 +255,7 @@ func sendHTTP(ctx context.Context, t *testing.T, endpoint string) (spans int, wa
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	judge := chattest.NewServer(judgeHandler)
 	defer judge.Close()
@@ -557,13 +553,22 @@ func checkMetrics(t *testing.T, url string, scored []sent) {
 // TestExampleConfigsValidate checks that every configuration under
 // examples/ is accepted by the distribution, so the docs cannot rot.
 func TestExampleConfigsValidate(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example configs: %v", err)
 	}
+	root := repoRoot(t)
 	for _, f := range files {
-		cmd := exec.Command(bin, "validate", "--config", f)
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// From the repository's root, as the README runs them: the demo's
+		// canary file is named from there.
+		cmd := exec.Command(bin, "validate", "--config", abs)
+		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-example", "OTLP_BACKEND=localhost:4317")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", f, err, out)

@@ -65,6 +65,7 @@ service:
 // health_check extension (with component status) shows it, naming the
 // failure.
 func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	dead := freePort(t) // nothing listens here: every request is refused
 	grpcPort, health := freePort(t), freePort(t)

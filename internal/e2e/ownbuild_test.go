@@ -21,6 +21,7 @@ const builderEnv = "RAGPRECISION_BUILDER"
 // makes must list ragprecision among its components, and nothing but the
 // three it asks for.
 func TestOwnCollectorBuild(t *testing.T) {
+	t.Parallel()
 	builder := requiredBinary(t, builderEnv, "the Collector Builder")
 	root := repoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "examples", "own-collector", "builder-config.yaml"))

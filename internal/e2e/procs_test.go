@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,10 +18,53 @@ import (
 // This file runs any collector build — the distribution, the router, the
 // distribution inside its image — as a child process configured by a
 // template, for the tests of the deployment around the processor.
+//
+// The tests run in parallel: most of their time is spent waiting (rule
+// windows, retries, shutdowns). A new test calls t.Parallel() first and
+// shares nothing: ports from freePort/freePortOn, files under t.TempDir(),
+// its own judge, sink and Prometheus, environment for children through
+// startProcess (t.Setenv forbids Parallel), the router from routerBinary
+// (`make e2e` builds it while the other tests run). One that needs a fixed
+// address stays serial and says why; one that measures CPU belongs with
+// bench-short, which runs alone.
 
 // routerEnv names the router distribution (bin/otelcol-router) `make e2e`
 // builds from deploy/router/builder-config.yaml.
 const routerEnv = "RAGPRECISION_ROUTER"
+
+// routerBuildEnv, when set, names a file that does not exist yet: `make
+// e2e` builds the router while the tests that need no router run, and
+// writes the build's exit status there when it is done.
+const routerBuildEnv = "RAGPRECISION_ROUTER_BUILD_STATUS"
+
+// routerBinary returns the router, once it is built.
+func routerBinary(t *testing.T) string {
+	t.Helper()
+	if status := os.Getenv(routerBuildEnv); status != "" {
+		waitForBuild(t, status)
+	}
+	return requiredBinary(t, routerEnv, "the router (make router)")
+}
+
+// waitForBuild waits for the exit status a build writes to path, and fails
+// the test unless it is 0.
+func waitForBuild(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		raw, err := os.ReadFile(path)
+		if status := strings.TrimSpace(string(raw)); err == nil && status != "" {
+			if status != "0" {
+				t.Fatalf("the router's build failed (exit status %s); make prints its output after the tests", status)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the router's build wrote no exit status to %s within 15 minutes", path)
+		}
+		time.Sleep(time.Second)
+	}
+}
 
 // requiredBinary returns the file the environment variable names. Without
 // it the test is skipped, except in CI (CI set, as CI services and .ci/run
@@ -57,11 +101,22 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
+// handedOut holds every port freePortOn has returned. A port is free when
+// returned and bound a moment later by a child process: without this, the
+// kernel could give the same free port to two tests running in parallel.
+var handedOut = struct {
+	sync.Mutex
+	ports map[string]bool
+}{ports: map[string]bool{}}
+
 // freePortOn returns a port free on every one of hosts, so that replicas on
 // different loopback addresses can share it (the DNS resolver of the
-// loadbalancing exporter has one port for every address it resolves).
+// loadbalancing exporter has one port for every address it resolves), and
+// not returned before.
 func freePortOn(t *testing.T, hosts ...string) string {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 50 {
 		first, err := net.Listen("tcp", hosts[0]+":0")
 		if err != nil {
@@ -82,7 +137,8 @@ func freePortOn(t *testing.T, hosts ...string) string {
 		for _, l := range others {
 			l.Close()
 		}
-		if ok {
+		if ok && !handedOut.ports[port] {
+			handedOut.ports[port] = true
 			return port
 		}
 	}

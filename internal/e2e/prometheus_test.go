@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,18 +31,20 @@ const (
 	// 30s, their week 84m (longer than the test: all of it), for: 15m is
 	// 7.5s. It is the one parameter of the time scale (docs/OPERATING.md).
 	liveScale = "1/120"
-	// liveRate is the retrievals a second the test sends: 300 in the
-	// rules' (scaled) hour, well above their 30-score guard.
+	// liveRate is the retrievals a second the tests send, shared by their
+	// two variants: 300 in the rules' (scaled) hour, 150 a variant, well
+	// above the 30-score guards.
 	liveRate = 10
 	// goodPhase is how long good traffic runs before the drop: the scaled
 	// hour, plus time for a baseline of 30 scores, plus for:, with room.
 	goodPhase = 75 * time.Second
 )
 
-// The live test's collector: an LLM judge (the local keyword judge) with
+// The live tests' collector: an LLM judge (the local keyword judge) with
 // pricing, so that requests, tokens, latency, cache and cost all have data.
 // Its product metrics are on product_metrics.endpoint, the operational ones
-// on its own telemetry: the rules and the dashboard read both.
+// on its own telemetry: the rules and the dashboard read both. The variant
+// label comes from trafficVariantAttribute.
 const liveCollectorConfig = `
 receivers:
   otlp:
@@ -66,6 +69,8 @@ processors:
         currency: USD
     product_metrics:
       endpoint: 127.0.0.1:{{PRODUCT}}
+    attributes:
+      variant: retriever.version
   batch:
     timeout: 100ms
 exporters:
@@ -143,46 +148,70 @@ func liveExpressions(t *testing.T, rules *promcheck.RuleFile) []liveExpr {
 	return out
 }
 
-// TestPrometheusRulesAndDashboardLive runs the rules (scaled by liveScale)
-// and the dashboard's queries in a real Prometheus that scrapes the real
-// collector: good traffic fires nothing, then rankings turn bad and the
-// precision-drop alert goes pending, then firing.
-func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+// liveStack is the collector of liveCollectorConfig, with the local keyword
+// judge and a sink for its spans, scraped by a Prometheus of its own that
+// runs the rules scaled by liveScale. Everything listens on ports of its own
+// and writes under the test's temporary directories, so that live tests can
+// run side by side.
+type liveStack struct {
+	collector              *collector
+	prom                   *promServer
+	rules                  *promcheck.RuleFile
+	factor                 float64
+	grpc                   string // the collector's OTLP/gRPC receiver
+	metricsURL, productURL string
+}
+
+func startLiveStack(t *testing.T) *liveStack {
+	t.Helper()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 
 	judge := chattest.NewServer(chattest.KeywordJudge(trafficKeyword))
-	defer judge.Close()
+	t.Cleanup(judge.Close)
 	sink, err := otlpsink.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sink.Stop()
+	t.Cleanup(func() { sink.Stop() })
 	ports := map[string]string{"GRPC": freePort(t), "METRICS": freePort(t), "PRODUCT": freePort(t), "HEALTH": freePort(t), "JUDGE": judge.URL, "SINK": sink.Addr()}
-	c := launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"])
-	metricsURL := "http://127.0.0.1:" + ports["METRICS"] + "/metrics"
-	productURL := "http://127.0.0.1:" + ports["PRODUCT"] + "/metrics"
+	st := &liveStack{
+		collector:  launchCollector(t, bin, render(t, liveCollectorConfig, ports), ports["HEALTH"]),
+		grpc:       "127.0.0.1:" + ports["GRPC"],
+		metricsURL: "http://127.0.0.1:" + ports["METRICS"] + "/metrics",
+		productURL: "http://127.0.0.1:" + ports["PRODUCT"] + "/metrics",
+	}
 
 	rulesData, err := os.ReadFile(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	factor, err := promcheck.ParseFactor(liveScale)
+	if st.factor, err = promcheck.ParseFactor(liveScale); err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := promcheck.ScaleRules(rulesData, st.factor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scaled, err := promcheck.ScaleRules(rulesData, factor)
-	if err != nil {
+	if st.rules, err = promcheck.ParseRules(scaled); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := promcheck.ParseRules(scaled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom := startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + ports["METRICS"], "127.0.0.1:" + ports["PRODUCT"]}, "ragprecision.rules.yml"),
+	st.prom = startPrometheus(t, promBin, scrapeConfig([]string{"127.0.0.1:" + ports["METRICS"], "127.0.0.1:" + ports["PRODUCT"]}, "ragprecision.rules.yml"),
 		map[string][]byte{"ragprecision.rules.yml": scaled})
-	prom.waitTargetsUp(t)
-	exprs := liveExpressions(t, rules)
+	st.prom.waitTargetsUp(t)
+	return st
+}
+
+// TestPrometheusRulesAndDashboardLive runs the rules (scaled by liveScale)
+// and the dashboard's queries in a real Prometheus that scrapes the real
+// collector: good traffic from two variants that rank alike fires nothing,
+// then rankings turn bad and the precision-drop alert goes pending, then
+// firing.
+func TestPrometheusRulesAndDashboardLive(t *testing.T) {
+	t.Parallel()
+	st := startLiveStack(t)
+	prom, factor := st.prom, st.factor
+	exprs := liveExpressions(t, st.rules)
 
 	// Every expression parses in Prometheus.
 	for _, e := range exprs {
@@ -197,7 +226,9 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	// Steady good traffic: no alert may even go pending.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	gen := newTrafficGen(ctx, t, "127.0.0.1:"+ports["GRPC"])
+	// Two variants with the same rankings, so that every variant rule has
+	// data and RAGVariantRegressed must stay silent.
+	gen := newTrafficGen(ctx, t, st.grpc, "v1", "v2")
 	defer gen.shutdown(t)
 	go gen.run(ctx, liveRate)
 	start := time.Now()
@@ -274,13 +305,113 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	// Flush the traffic while the collector still listens: the SDK's last
 	// export fails once it has stopped.
 	gen.shutdown(t)
-	checkCatalogAgainstScrape(t, []string{metricsURL, productURL}, nil)
-	for name := range scrape(t, metricsURL) {
+	checkCatalogAgainstScrape(t, []string{st.metricsURL, st.productURL}, nil)
+	for name := range scrape(t, st.metricsURL) {
 		if strings.HasPrefix(name, "rag_") {
 			t.Errorf("%s is on the collector's own endpoint as well as on product_metrics.endpoint: scraped twice, it would count twice", name)
 		}
 	}
-	c.stop(t)
+	st.collector.stop(t)
+}
+
+// TestPrometheusVariantsLive feeds two variants from one traffic generator:
+// v2 ranks well, v1 ranks every other retrieval badly. RAGVariantRegressed
+// goes pending, then firing, for v1 alone, naming v2 as the better variant;
+// it never goes active for v2.
+func TestPrometheusVariantsLive(t *testing.T) {
+	t.Parallel()
+	st := startLiveStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gen := newTrafficGen(ctx, t, st.grpc, "v1", "v2")
+	defer gen.shutdown(t)
+	gen.setVariantPhase("v1", regressedRankings)
+	go gen.run(ctx, liveRate)
+	start := time.Now()
+
+	var pendingAfter, firingAfter time.Duration
+	var firing activeAlert
+	others := map[string]bool{}
+	deadline := start.Add(2 * time.Minute)
+	// After the firing, watch a little longer: v2 must stay silent too.
+	for time.Now().Before(deadline) && (firingAfter == 0 || time.Since(start) < firingAfter+5*time.Second) {
+		alerts, err := st.prom.alerts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alerts {
+			name := a.Labels["alertname"]
+			if name != "RAGVariantRegressed" {
+				if !others[name] {
+					others[name] = true
+					t.Logf("%s went %s after %.1fs (labels %v)", name, a.State, time.Since(start).Seconds(), a.Labels)
+				}
+				continue
+			}
+			if a.Labels["variant"] != "v1" || a.Labels["data_source"] != trafficDataSource || a.Labels["service_name"] != trafficService {
+				t.Fatalf("RAGVariantRegressed went %s for %v; only v1 of %s ranks worse", a.State, a.Labels, trafficDataSource)
+			}
+			switch {
+			case a.State == "pending" && pendingAfter == 0:
+				pendingAfter = time.Since(start)
+			case a.State == "firing" && firingAfter == 0:
+				firingAfter, firing = time.Since(start), a
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	forScaled, _ := promcheck.ScaleDuration("1h", st.factor)
+	switch {
+	case firingAfter == 0:
+		t.Fatalf("RAGVariantRegressed did not fire for v1 within %v of the traffic's start (pending after %v)", deadline.Sub(start), pendingAfter)
+	case pendingAfter == 0:
+		t.Errorf("RAGVariantRegressed fired after %v without being seen pending first", firingAfter)
+	}
+	t.Logf("RAGVariantRegressed fired: %q", firing.Annotations["summary"])
+	for _, want := range []string{"Variant v1 ", " than v2 by "} {
+		if !strings.Contains(firing.Annotations["summary"], want) {
+			t.Errorf("the summary does not name both variants (%q): %q", want, firing.Annotations["summary"])
+		}
+	}
+	if d := firing.Annotations["description"]; !strings.Contains(d, "of variant v2") || !strings.Contains(d, "variant v1 of") {
+		t.Errorf("the description does not name both variants: %q", d)
+	}
+	checkVariantMeans(t, st.prom, gen.retrievals())
+	gap, _ := strconv.ParseFloat(firing.Value, 64)
+	t.Logf("scale %s (the rules' hour and RAGVariantRegressed's for: 1h are %s), %d retrievals/s over two variants: RAGVariantRegressed for v1 pending %.1fs and firing %.1fs after the traffic started (v1 below v2 by %.3f)",
+		liveScale, forScaled, liveRate, pendingAfter.Seconds(), firingAfter.Seconds(), gap)
+
+	cancel()
+	gen.shutdown(t)
+	st.collector.stop(t)
+}
+
+// checkVariantMeans checks the recorded mean of each variant over the
+// rules' hour against the scores the test sent in it, and that the best
+// variant is v2.
+func checkVariantMeans(t *testing.T, prom *promServer, sent []sentRetrieval) {
+	t.Helper()
+	window := map[string]*scoring.Stats{"v1": {}, "v2": {}}
+	end := time.Now()
+	for _, s := range sent {
+		if w := window[s.variant]; w != nil && s.at.After(end.Add(-30*time.Second)) {
+			w.Add(s.cp)
+		}
+	}
+	for _, v := range []string{"v1", "v2"} {
+		sel := fmt.Sprintf(`{service_name=%q, data_source=%q, variant=%q}`, trafficService, trafficDataSource, v)
+		mean := prom.value(t, "service_data_source_variant:rag_contextual_precision:mean1h"+sel)
+		hw := prom.value(t, "service_data_source_variant:rag_contextual_precision:ci95_halfwidth1h"+sel)
+		t.Logf("variant %s: recorded mean %.4f ± %.4f over the rules' hour; scoring.Stats of the %d scores sent in it %.4f ± %.4f",
+			v, mean, hw, window[v].Count(), window[v].Mean(), window[v].CI95())
+		if math.Abs(mean-window[v].Mean()) > 0.03 {
+			t.Errorf("variant %s: recorded mean %.4f, sent %.4f", v, mean, window[v].Mean())
+		}
+	}
+	best, err := prom.query(fmt.Sprintf(`service_data_source:rag_contextual_precision:best_variant_mean1h{service_name=%q, data_source=%q}`, trafficService, trafficDataSource))
+	if err != nil || len(best) != 1 || best[0].Metric["variant"] != "v2" {
+		t.Errorf("best variant: %v (%v), want v2", best, err)
+	}
 }
 
 // checkLiveData checks that every selector of every expression names series
@@ -475,6 +606,7 @@ var openMetricsExemplar = regexp.MustCompile(`^rag_contextual_precision_bucket\{
 // histogram's exemplars, naming trace and span IDs of retrieval spans the
 // test sent, and the collector's two endpoints carry the catalog's families.
 func TestPrometheusExemplars(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(exemplarsExample)
@@ -510,6 +642,7 @@ func TestPrometheusExemplars(t *testing.T) {
 // metrics over OTLP, the gateway serves them with exemplars under the names
 // of the pull endpoint, and both collectors stop cleanly.
 func TestPrometheusExemplarsGateway(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	promBin := prometheusBinary(t)
 	example, err := os.ReadFile(pushExample)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ragprecision/ragprecision/scoring"
 )
 
 // ranking is the relevance of a retrieval's chunks in rank order, as the
@@ -22,51 +26,92 @@ type ranking struct {
 	cp       float64
 }
 
+// relevantAt is the relevance of k chunks of which those at the given
+// 1-based ranks are relevant.
+func relevantAt(k int, ranks ...int) []bool {
+	out := make([]bool, k)
+	for _, r := range ranks {
+		out[r-1] = true
+	}
+	return out
+}
+
 // Good retrievals put the relevant chunks first (mean CP 0.854); bad ones
-// bury them or miss them (mean 0.354). Each phase cycles through its four.
+// bury them or miss them (mean 0.354). Each phase cycles through its four,
+// of which one retrieves 12 chunks, so that every rank of the rank profile,
+// 1 … 10 and 11+, is judged and has relevant chunks.
 var (
 	goodRankings = []ranking{
 		{[]bool{true, true, false}, 1},
-		{[]bool{true, false, true}, 5.0 / 6},
+		{relevantAt(12, 1, 2, 3, 12), (1 + 1 + 1 + 4.0/12) / 4}, // 5/6
 		{[]bool{false, true, true}, 7.0 / 12},
 		{[]bool{true, false, false}, 1},
 	}
 	badRankings = []ranking{
-		{[]bool{false, false, true}, 1.0 / 3},
+		{relevantAt(12, 2, 12), (1.0/2 + 2.0/12) / 2}, // 1/3
 		{[]bool{false, true, false}, 0.5},
 		{[]bool{false, true, true}, 7.0 / 12},
 		{[]bool{false, false, false}, 0},
 	}
+	// regressedRankings are a retriever that ranks every other retrieval
+	// badly: mean 0.604.
+	regressedRankings = interleave(goodRankings, badRankings)
 )
+
+// interleave returns a[0], b[0], a[1], b[1], … of two lists of one length.
+func interleave(a, b []ranking) []ranking {
+	out := make([]ranking, 0, len(a)+len(b))
+	for i := range a {
+		out = append(out, a[i], b[i])
+	}
+	return out
+}
 
 const (
 	trafficService    = "ragshop"
 	trafficDataSource = "docs-search"
 	// trafficKeyword makes a chunk relevant to chattest.KeywordJudge.
 	trafficKeyword = "Paris"
+	// trafficVariantAttribute names the retriever on a retrieval span; the
+	// live collectors read it as attributes.variant.
+	trafficVariantAttribute = "retriever.version"
 )
 
 // sentRetrieval is a retrieval span the generator sent.
 type sentRetrieval struct {
 	at              time.Time
 	cp              float64
+	variant         string
 	traceID, spanID string
 }
 
 // trafficGen sends retrieval spans of the project dialect over OTLP/gRPC at
-// a steady rate, with rankings from the current phase.
+// a steady rate, from its variants in turn, each with rankings from its
+// current phase.
 type trafficGen struct {
-	tp    *sdktrace.TracerProvider
-	tr    trace.Tracer
-	phase atomic.Pointer[[]ranking]
-	n     int
+	tp       *sdktrace.TracerProvider
+	tr       trace.Tracer
+	variants []*variantFeed
+	n        int // retrievals sent, over all variants
 
 	mu       sync.Mutex
 	sent     []sentRetrieval
 	stopOnce sync.Once
 }
 
-func newTrafficGen(ctx context.Context, t *testing.T, endpoint string) *trafficGen {
+// variantFeed is one variant's traffic: its rankings, and how many
+// retrievals it sent, so that each variant cycles through its rankings in
+// the same order whatever the others do.
+type variantFeed struct {
+	name  string // "" sets no variant attribute
+	phase atomic.Pointer[[]ranking]
+	n     int
+}
+
+// newTrafficGen sends to endpoint from the named variants in turn (their
+// name in trafficVariantAttribute), or without one when none is named, all
+// with good rankings.
+func newTrafficGen(ctx context.Context, t *testing.T, endpoint string, variants ...string) *trafficGen {
 	t.Helper()
 	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
 	if err != nil {
@@ -76,18 +121,41 @@ func newTrafficGen(ctx context.Context, t *testing.T, endpoint string) *trafficG
 		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(100*time.Millisecond)),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", trafficService))))
 	g := &trafficGen{tp: tp, tr: tp.Tracer("ragtraffic")}
+	if len(variants) == 0 {
+		variants = []string{""}
+	}
+	for _, v := range variants {
+		g.variants = append(g.variants, &variantFeed{name: v})
+	}
 	g.setPhase(goodRankings)
 	return g
 }
 
-func (g *trafficGen) setPhase(r []ranking) { g.phase.Store(&r) }
+// setPhase gives every variant the rankings r.
+func (g *trafficGen) setPhase(r []ranking) {
+	for _, v := range g.variants {
+		v.phase.Store(&r)
+	}
+}
 
-// send sends one retrieval: a root span and the retrieval span under it.
-// Relevant chunks repeat every 40 retrievals, so the verdict cache has hits;
-// irrelevant ones are new each time, so the judge keeps being asked.
+// setVariantPhase gives the variant named v the rankings r.
+func (g *trafficGen) setVariantPhase(v string, r []ranking) {
+	for _, f := range g.variants {
+		if f.name == v {
+			f.phase.Store(&r)
+		}
+	}
+}
+
+// send sends one retrieval of the next variant: a root span and the
+// retrieval span under it. Relevant chunks repeat every 40 retrievals, so
+// the verdict cache has hits; irrelevant ones are new each time, so the
+// judge keeps being asked.
 func (g *trafficGen) send(ctx context.Context) {
-	rankings := *g.phase.Load()
-	r := rankings[g.n%len(rankings)]
+	v := g.variants[g.n%len(g.variants)]
+	rankings := *v.phase.Load()
+	r := rankings[v.n%len(rankings)]
+	v.n++
 	chunks := make([]string, len(r.relevant))
 	for i, rel := range r.relevant {
 		if rel {
@@ -97,16 +165,21 @@ func (g *trafficGen) send(ctx context.Context) {
 		}
 	}
 	g.n++
-	ctx, root := g.tr.Start(ctx, "answer")
-	_, s := g.tr.Start(ctx, trafficDataSource, trace.WithAttributes(
+	attrs := []attribute.KeyValue{
 		attribute.String("rag.query", "What is the capital of France?"),
 		attribute.String("rag.reference", "Paris"),
-		attribute.StringSlice("rag.chunks", chunks)))
+		attribute.StringSlice("rag.chunks", chunks),
+	}
+	if v.name != "" {
+		attrs = append(attrs, attribute.String(trafficVariantAttribute, v.name))
+	}
+	ctx, root := g.tr.Start(ctx, "answer")
+	_, s := g.tr.Start(ctx, trafficDataSource, trace.WithAttributes(attrs...))
 	s.End()
 	root.End()
 	sc := s.SpanContext()
 	g.mu.Lock()
-	g.sent = append(g.sent, sentRetrieval{at: time.Now(), cp: r.cp, traceID: sc.TraceID().String(), spanID: sc.SpanID().String()})
+	g.sent = append(g.sent, sentRetrieval{at: time.Now(), cp: r.cp, variant: v.name, traceID: sc.TraceID().String(), spanID: sc.SpanID().String()})
 	g.mu.Unlock()
 }
 
@@ -144,4 +217,36 @@ func (g *trafficGen) shutdown(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// TestTrafficRankings holds the rankings to what they are documented to be:
+// each CP as scoring computes it, the phases' means, and a ranking deep
+// enough for the rank profile's 11+ in each phase.
+func TestTrafficRankings(t *testing.T) {
+	for name, c := range map[string]struct {
+		rankings []ranking
+		mean     float64
+	}{
+		"good": {goodRankings, 0.854}, "bad": {badRankings, 0.354}, "regressed": {regressedRankings, 0.604},
+	} {
+		var mean scoring.Stats
+		deep := false
+		for _, r := range c.rankings {
+			want := 0.0
+			if s, ok := scoring.ContextualPrecision(r.relevant, 0); ok {
+				want = s.Value
+			}
+			if math.Abs(r.cp-want) > 1e-12 {
+				t.Errorf("%s ranking %v: cp %v, scoring says %v", name, r.relevant, r.cp, want)
+			}
+			mean.Add(r.cp)
+			deep = deep || len(r.relevant) > 10 && slices.Contains(r.relevant[10:], true)
+		}
+		if math.Abs(mean.Mean()-c.mean) > 0.0005 {
+			t.Errorf("%s rankings: mean CP %.4f, documented %.3f", name, mean.Mean(), c.mean)
+		}
+		if !deep {
+			t.Errorf("%s rankings: none has a relevant chunk at rank 11 or below", name)
+		}
+	}
 }

@@ -97,8 +97,9 @@ func (r lossResult) String() string {
 }
 
 func TestScaleOutReplicaLoss(t *testing.T) {
+	t.Parallel()
 	collectorBinary(t)
-	requiredBinary(t, routerEnv, "the router (make router)")
+	routerBinary(t)
 	scenarios := []lossScenario{
 		{
 			name: "defaults, static, SIGKILL, not back",
@@ -142,6 +143,7 @@ func TestScaleOutReplicaLoss(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(sc.name), func(t *testing.T) {
+			t.Parallel() // each scenario has a port of its own on 127.0.0.2 and 127.0.0.3
 			res := runLossScenario(t, sc)
 			t.Logf("%s: %v", sc.name, res)
 			if sc.lossFree && res.received != res.sent {

@@ -138,7 +138,7 @@ func staticRouter(t *testing.T, replicas []*replica) routerRun {
 // startRouter runs bin/otelcol-router on free loopback ports.
 func startRouter(t *testing.T, run routerRun) (*process, string, string) {
 	t.Helper()
-	bin := requiredBinary(t, routerEnv, "the router (make router)")
+	bin := routerBinary(t)
 	grpc, health, metrics := freePortOn(t, "127.0.0.1"), freePortOn(t, "127.0.0.1"), freePortOn(t, "127.0.0.1")
 	argv := []string{bin}
 	for _, c := range run.configs {
@@ -229,8 +229,9 @@ func sendAll(ctx context.Context, t *testing.T, s *otlpSender, traces []ragTrace
 // order), and the histograms of the two replicas add up to what one
 // collector alone makes of the same traffic.
 func TestScaleOut(t *testing.T) {
+	t.Parallel()
 	collectorBinary(t)
-	requiredBinary(t, routerEnv, "the router (make router)")
+	routerBinary(t)
 	traffic := ragTraffic(200, 42)
 	want := spanCount(traffic)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -76,6 +76,7 @@ service:
 `
 
 func TestTailSamplingExample(t *testing.T) {
+	t.Parallel()
 	bin := collectorBinary(t)
 	out, err := exec.Command(bin, "components").CombinedOutput()
 	if err != nil {
@@ -96,7 +97,7 @@ func TestTailSamplingExample(t *testing.T) {
 		rep.Delay = 2500 * time.Millisecond
 		return rep
 	})
-	defer judge.Close()
+	t.Cleanup(judge.Close) // after the parallel subtests, unlike a defer
 	const traces = 5
 	for _, c := range []struct {
 		decisionWait string
@@ -106,6 +107,7 @@ func TestTailSamplingExample(t *testing.T) {
 		{"6s", true},  // max_wait (5s) + 1s
 	} {
 		t.Run("decision_wait_"+c.decisionWait, func(t *testing.T) {
+			t.Parallel()
 			sink, err := otlpsink.Start("127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)

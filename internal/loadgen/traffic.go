@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// Dialect is a convention retrieval spans are written in (SPEC §3).
+// Dialect is a convention retrieval spans are written in (the README, "Retrieval dialects").
 type Dialect string
 
 const (
@@ -35,7 +35,7 @@ const (
 	DialectOpenLLMetry Dialect = "openllmetry"
 )
 
-// Dialects lists the dialects in the order of SPEC §3.
+// Dialects lists the dialects in the order of the README's dialect table.
 var Dialects = []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry}
 
 // ReferenceKey is where every retrieval span carries its reference (the

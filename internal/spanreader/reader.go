@@ -105,7 +105,7 @@ func New(keys Keys, limits Limits) *Reader {
 }
 
 // Recognise reports whether span is a retrieval span, and by which dialect.
-// Dialects are tried in the order of SPEC §3; a span carrying the configured
+// Dialects are tried in the README's order; a span carrying the configured
 // chunks attribute is recognised by it before any dialect. A span already
 // scored upstream is not recognised. It is one pass over the attributes
 // (see observe) and allocates nothing.

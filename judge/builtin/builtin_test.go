@@ -2,12 +2,19 @@ package builtin_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ragprecision/ragprecision/internal/chattest"
+	"github.com/ragprecision/ragprecision/internal/evalset"
 	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/judge/builtin"
 	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
@@ -147,5 +154,48 @@ func TestBuiltinReadsUpToMaxChunkChars(t *testing.T) {
 	}
 	if srv.Calls() != 0 {
 		t.Fatalf("%d LLM calls: the first stage should have decided every chunk", srv.Calls())
+	}
+}
+
+// lexicalHash is a hash of builtin:lexical's verdicts, confidences and
+// reasons on the handbook set of ragprecision-eval.
+func lexicalHash(t *testing.T) string {
+	t.Helper()
+	f, err := os.Open("../../cmd/ragprecision-eval/testdata/handbook.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := builtin.NewLexical(4000)
+	h := sha256.New()
+	r := evalset.NewReader(f)
+	for {
+		ret, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := ret.JudgeReference()
+		vs, _, err := l.Attempt(context.Background(), ret.Query, ref, ret.Texts(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			fmt.Fprintf(h, "%v %.6f %s\n", v.Relevant, v.Confidence, v.Reason)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// A change that changes builtin:lexical's verdicts under the same
+// LexicalVersion would keep its judge_version, so that dashboards and
+// alerts could not tell it from a change of retrieval: change
+// LexicalVersion with the verdicts, and this hash with it.
+func TestLexicalVersionNamesTheVerdicts(t *testing.T) {
+	const version, hash = "lexical-2026-11", "e7cfc72c489f956c"
+	if got := lexicalHash(t); builtin.LexicalVersion != version || got != hash {
+		t.Errorf("LexicalVersion %q, verdicts hash %s; pinned: %q, %s. If the verdicts changed, change LexicalVersion and pin both here", builtin.LexicalVersion, got, version, hash)
 	}
 }

@@ -34,16 +34,17 @@ const (
 )
 
 // annotate writes the outcome of a judgement onto span: the score, or the
-// status (and reason) it goes on with. A score's counters go into tally
-// when there is one (see telemetry.recordScore).
-func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error, tally *scoreTally) {
+// status (and reason) it goes on with, and reports whether it scored. A
+// score's counters go into tally when there is one (see
+// telemetry.recordScore).
+func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error, tally *scoreTally) bool {
 	status, reason := statusOf(err)
 	if status == ragattr.StatusScored && len(res.Verdicts) != h.chunks {
 		status, reason = ragattr.StatusJudgeError, string(judge.ReasonBadReply)
 	}
 	if status != ragattr.StatusScored {
 		p.markUnscoredErr(span, status, reason, err)
-		return
+		return false
 	}
 	verdicts := make([]bool, len(res.Verdicts))
 	for i, v := range res.Verdicts {
@@ -65,6 +66,7 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 	markScored(span, &r, p.now())
 	p.tel.recordScore(exemplarContext(span), &r, h.series, tally)
 	p.tel.recordStages(res.Verdicts, tally)
+	return true
 }
 
 // markUnscored gives a selected span that could not be scored its status,

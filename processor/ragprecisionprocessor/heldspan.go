@@ -16,18 +16,20 @@ import (
 // The life of a held span: every phase change is in this file, under
 // ragProcessor.mu.
 //
-//	take                 phaseHeld     moved out of its batch, its place reserved
-//	start                phaseJoining  waits for its trace's answer (trace_join)
-//	                     phaseJudging  its judgement is under way
-//	joinEnded            phaseJudging  the answer came, or trace_join.wait passed
-//	finish               phaseDone     annotated, handed to the forwarder
-//	letGo                phaseDone     its batch was refused downstream: forgotten
-//	release, lose                      forwarded, or lost: its place is given back
+//	take                 phaseHeld       moved out of its batch, its place reserved
+//	start                phaseJoining    waits for its trace's answer (trace_join)
+//	                     phaseJudging    its judgement (and the shadow's) under way
+//	joinEnded            phaseJudging    the answer came, or trace_join.wait passed
+//	finish, shadowDone   phaseShadowing  judged; waits for the shadow judge
+//	                     phaseDone       annotated, handed to the forwarder
+//	letGo                phaseDone       its batch was refused downstream: forgotten
+//	release, lose                        forwarded, or lost: its place is given back
 //	expire, endJoining   ends it at max_wait, or at shutdown, whatever it waits for
 const (
 	phaseHeld uint8 = iota
 	phaseJoining
 	phaseJudging
+	phaseShadowing
 	phaseDone
 )
 
@@ -55,6 +57,15 @@ type heldSpan struct {
 	ticket  *judge.Ticket
 	expired bool       // the deadline passed before a ticket existed
 	join    *traceJoin // nil unless waiting for the trace's answer
+
+	// shadowWanted: the shadow judge is to judge the span too; shadow is
+	// its judgement, once admitted, and shadowRefused the status it was
+	// refused with. primary is the primary's outcome while the span waits
+	// for the shadow's.
+	shadowWanted  bool
+	shadow        *shadowJudgement
+	shadowRefused string
+	primary       *judged
 }
 
 // origin is the resource and scope of held spans, copied once for all the
@@ -107,7 +118,7 @@ func (p *ragProcessor) take(h *heldSpan, span ptrace.Span, org *origin) bool {
 		p.held++
 		p.heldBytes += h.bytes
 		h.phase = phaseHeld
-		if h.ticket == nil {
+		if h.ret != nil { // it waits for its trace's answer
 			h.join = p.joinLocked(h)
 		}
 	}
@@ -116,6 +127,14 @@ func (p *ragProcessor) take(h *heldSpan, span ptrace.Span, org *origin) bool {
 		h.span.MoveTo(span) // back into its batch, which it goes on with
 		if h.ticket != nil {
 			h.ticket.Abandon()
+		}
+		p.abandonShadow(h)
+		if h.primary != nil {
+			// Judged already, and held only for the shadow judge: it goes
+			// on with the primary's score.
+			h.shadowRefused = status
+			p.conclude(span, h, *h.primary)
+			return false
 		}
 		p.markUnscored(span, status, reason)
 		return false
@@ -142,10 +161,40 @@ func (p *ragProcessor) start(h *heldSpan) {
 		p.armJoin(h, ready)
 		return
 	}
-	t := h.ticket
+	t, sj, judgedAlready := h.ticket, h.shadow, h.primary != nil
+	if judgedAlready {
+		h.phase = phaseShadowing
+	}
 	p.mu.Unlock()
 	// A Cancel between the unlock and Commit is kept by the ticket.
-	t.Commit(func(res judge.Result, err error) { p.finish(h, res, err) })
+	p.commitShadow(h, sj)
+	if !judgedAlready {
+		t.Commit(func(res judge.Result, err error) { p.finish(h, res, err) })
+	}
+}
+
+// admitShadow asks the shadow judge to judge req too, if h is one of its
+// spans; it never refuses the span, only the shadow's judgement.
+func (p *ragProcessor) admitShadow(h *heldSpan, req judge.Request, within time.Duration) {
+	if !h.shadowWanted {
+		return
+	}
+	h.shadow, h.shadowRefused = p.shadow.admit(req, within)
+}
+
+// commitShadow starts the shadow judgement sj, if any.
+func (p *ragProcessor) commitShadow(h *heldSpan, sj *shadowJudgement) {
+	if sj != nil {
+		sj.ticket.Commit(func(res judge.Result, err error) { p.shadowDone(h, res, err) })
+	}
+}
+
+// abandonShadow gives back what the shadow judge reserved for h.
+func (p *ragProcessor) abandonShadow(h *heldSpan) {
+	if h.shadow != nil {
+		h.shadow.ticket.Abandon()
+		h.shadow = nil
+	}
 }
 
 // joinEnded takes the best answer h's trace has given and judges h with it.
@@ -172,28 +221,47 @@ func (p *ragProcessor) judgeJoined(h *heldSpan, traceAnswer string) {
 	h.refSource = src
 	req := judge.Request{Query: h.ret.Query, Reference: ref, Chunks: h.ret.Chunks}
 	h.ret = nil
-	if p.engine.Inline() {
-		res, err := p.engine.JudgeInline(req)
-		p.finish(h, res, err)
-		return
-	}
 	within := h.deadline.Sub(p.now())
 	if within <= 0 {
 		p.finish(h, judge.Result{}, judge.ErrDeadline)
 		return
 	}
-	t, err := p.engine.Admit(req, within)
-	if err != nil {
-		p.finish(h, judge.Result{}, err)
-		return
+	p.admitShadow(h, req, within)
+	var t *judge.Ticket
+	var inline *judged
+	if p.engine.Inline() {
+		res, err := p.engine.JudgeInline(req)
+		inline = &judged{res, err}
+	} else {
+		var err error
+		if t, err = p.engine.Admit(req, within); err != nil {
+			p.abandonShadow(h)
+			p.finish(h, judge.Result{}, err)
+			return
+		}
 	}
 	p.mu.Lock()
 	h.ticket = t
-	expired := h.expired
+	if inline != nil && h.shadow != nil {
+		h.primary, h.phase = inline, phaseShadowing
+	}
+	sj, expired := h.shadow, h.expired
 	p.mu.Unlock()
-	t.Commit(func(res judge.Result, err error) { p.finish(h, res, err) })
+	p.commitShadow(h, sj)
+	switch {
+	case inline != nil && sj == nil:
+		p.finish(h, inline.res, inline.err)
+		return
+	case t != nil:
+		t.Commit(func(res judge.Result, err error) { p.finish(h, res, err) })
+	}
 	if expired {
-		t.Cancel(judge.ErrDeadline)
+		if t != nil {
+			t.Cancel(judge.ErrDeadline)
+		}
+		if sj != nil {
+			sj.ticket.Cancel(judge.ErrDeadline)
+		}
 	}
 }
 
@@ -210,14 +278,17 @@ func (p *ragProcessor) expire(h *heldSpan) {
 		p.mu.Unlock()
 		p.finish(h, judge.Result{}, judge.ErrDeadline)
 		return
-	case phaseJudging:
-		t := h.ticket
-		if t == nil {
-			h.expired = true // judgeJoined cancels the ticket it makes
+	case phaseJudging, phaseShadowing:
+		t, sj := h.ticket, h.shadow
+		if t == nil && h.primary == nil {
+			h.expired = true // judgeJoined cancels the tickets it makes
 		}
 		p.mu.Unlock()
 		if t != nil {
 			t.Cancel(judge.ErrDeadline)
+		}
+		if sj != nil {
+			sj.ticket.Cancel(judge.ErrDeadline)
 		}
 		return
 	}
@@ -239,22 +310,61 @@ func (p *ragProcessor) endJoining(h *heldSpan) {
 	}
 }
 
-// finish annotates h with its score or status and hands it to the
-// forwarder. It runs once per span.
+// finish ends the primary judgement of h: it annotates h with its score or
+// status and hands it to the forwarder, unless the shadow judge is still at
+// work on it (shadowDone ends it then). It runs once per span.
 func (p *ragProcessor) finish(h *heldSpan, res judge.Result, err error) {
 	p.mu.Lock()
 	if h.phase == phaseDone {
 		p.mu.Unlock()
 		return
 	}
+	if sj := h.shadow; sj != nil && !sj.done {
+		h.primary, h.phase = &judged{res, err}, phaseShadowing
+		p.mu.Unlock()
+		if err != nil {
+			sj.ticket.Cancel(errPrimaryUnscored) // nothing to compare with
+		}
+		return
+	}
 	h.phase = phaseDone
 	p.mu.Unlock()
-	if errors.Is(err, errNoReference) {
-		p.markUnscored(h.span, ragattr.StatusNoReference, "")
-	} else {
-		p.annotate(h.span, h, h.refSource, res, err, nil)
-	}
+	p.conclude(h.span, h, judged{res, err})
 	p.fwd.enqueue(h)
+}
+
+// shadowDone ends the shadow judgement of h, and h itself when its primary
+// judgement has ended.
+func (p *ragProcessor) shadowDone(h *heldSpan, res judge.Result, err error) {
+	p.mu.Lock()
+	h.shadow.done, h.shadow.result = true, judged{res, err}
+	if h.phase != phaseShadowing {
+		p.mu.Unlock() // the primary is still at work, or h was let go
+		return
+	}
+	h.phase = phaseDone
+	primary := *h.primary
+	p.mu.Unlock()
+	p.conclude(h.span, h, primary)
+	p.fwd.enqueue(h)
+}
+
+// conclude writes what the judges made of h onto span: the primary's score
+// or status, and beside a score the shadow judge's, if it judged.
+func (p *ragProcessor) conclude(span ptrace.Span, h *heldSpan, primary judged) {
+	if errors.Is(primary.err, errNoReference) {
+		p.markUnscored(span, ragattr.StatusNoReference, "")
+		return
+	}
+	if !p.annotate(span, h, h.refSource, primary.res, primary.err, nil) || !h.shadowWanted {
+		return
+	}
+	switch {
+	case h.shadow != nil:
+		p.shadow.annotate(span, primary.res.Verdicts, h.shadow)
+	case h.shadowRefused != "":
+		p.shadow.count(h.shadowRefused)
+	}
 }
 
 // letGo forgets a held span whose batch was refused downstream: the sender
@@ -263,6 +373,7 @@ func (p *ragProcessor) letGo(h *heldSpan) {
 	if h.ticket != nil {
 		h.ticket.Abandon()
 	}
+	p.abandonShadow(h)
 	p.mu.Lock()
 	if h.join != nil {
 		p.leaveLocked(h)

@@ -282,6 +282,8 @@ type blockingJudge struct {
 	release chan struct{}
 	once    sync.Once
 	word    string
+	// asked counts the requests that reached it.
+	asked atomic.Int64
 }
 
 func newBlockingJudge(word string) *blockingJudge {
@@ -289,11 +291,24 @@ func newBlockingJudge(word string) *blockingJudge {
 }
 
 func (b *blockingJudge) handle(n int, r chattest.Request) chattest.Reply {
+	b.asked.Add(1)
 	<-b.release
 	return chattest.KeywordJudge(b.word)(n, r)
 }
 
 func (b *blockingJudge) open() { b.once.Do(func() { close(b.release) }) }
+
+// waitRequests waits until n requests have reached the judge.
+func (b *blockingJudge) waitRequests(t testing.TB, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for b.asked.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests reached the judge, want %d", b.asked.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // newBlockedHarness runs the processor with an LLM judge that holds every
 // request until bj.open() (at the latest when the test ends, before the

@@ -46,6 +46,10 @@ type ragProcessor struct {
 	// product serves the product metrics when product_metrics.endpoint is
 	// set (Start).
 	product *productEndpoint
+	// canary re-judges judge.canary's labelled retrievals, and shadow is
+	// the shadow judge (Start).
+	canary  *canary
+	shadow  *shadow
 	sampler sampler
 	tel     *telemetry
 	health  *healthReporter
@@ -132,6 +136,18 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 		}
 		p.product = ep
 		p.tel.useProductBuilder(ep.builder)
+	}
+	if p.cfg.ShadowJudge.Enabled() {
+		if p.shadow, err = newShadow(ctx, p.cfg, host, p.set, p.tel.ops, p.tel.judgeModel); err != nil {
+			return err
+		}
+	}
+	if p.cfg.Judge.Canary.Enabled() {
+		m := newCanaryMetrics(p.tel.ops, p.tel.judgeModel, p.tel.judgeVersion)
+		if p.canary, err = newCanary(p.cfg, engine, m, p.logger); err != nil {
+			return err
+		}
+		go p.canary.run()
 	}
 	p.health.start(host)
 	go p.fwd.run()
@@ -284,7 +300,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		return nil
 	}
 	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), series: s,
-		deadline: st.now.Add(p.cfg.MaxWait)}
+		deadline: st.now.Add(p.cfg.MaxWait), shadowWanted: p.shadow != nil && p.shadow.sampler.selected(span)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
 		if !known {
@@ -298,24 +314,37 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		}
 	}
 	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: ret.Chunks}
+	p.admitShadow(h, req, p.cfg.MaxWait)
+	h.refSource = src
 	if p.engine.Inline() && p.now().Before(st.inlineEnds) {
 		res, err := p.engine.JudgeInline(req)
-		p.annotate(span, h, src, res, err, st.scores())
-		return nil
+		if h.shadow == nil {
+			p.annotate(span, h, src, res, err, st.scores())
+			return nil
+		}
+		h.primary = &judged{res, err} // held for the shadow judge
+		return h
 	}
 	ticket, err := p.engine.Admit(req, p.cfg.MaxWait)
 	if err != nil {
+		p.abandonShadow(h)
 		p.annotate(span, h, src, judge.Result{}, err, nil)
 		return nil
 	}
 	if ticket.Decided() {
 		// Nothing to ask (the cache, or a cascade's first stage, decided
-		// every chunk): scored in place, like an inline judge's span.
+		// every chunk): scored in place, like an inline judge's span,
+		// unless the shadow judge is to judge it too. Commit calls back
+		// before it returns.
+		if h.shadow != nil {
+			ticket.Commit(func(res judge.Result, err error) { h.primary = &judged{res, err} })
+			return h
+		}
 		tally := st.scores()
 		ticket.Commit(func(res judge.Result, err error) { p.annotate(span, h, src, res, err, tally) })
 		return nil
 	}
-	h.ticket, h.refSource = ticket, src
+	h.ticket = ticket
 	return h
 }
 

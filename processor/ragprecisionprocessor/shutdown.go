@@ -28,6 +28,9 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 	total := deadline.Sub(start)
 	judgeUntil := deadline.Add(-min(total/4, time.Second))
 
+	if p.canary != nil {
+		p.canary.halt()
+	}
 	p.mu.Lock()
 	p.closed = true
 	var drained chan struct{}
@@ -42,6 +45,9 @@ func (p *ragProcessor) Shutdown(ctx context.Context) error {
 		p.waitUntil(drained, deadline)
 	}
 	p.endJudging()
+	if p.canary != nil {
+		p.canary.wait() // its judgement, if any, ended with the judge
+	}
 	p.deadlines.stop()
 
 	// Anything still held now is blocked downstream or never reached it:
@@ -88,6 +94,9 @@ func (p *ragProcessor) waitUntil(ch chan struct{}, deadline time.Time) bool {
 func (p *ragProcessor) endJudging() {
 	if p.engine != nil {
 		_ = p.engine.Close()
+	}
+	if p.shadow != nil {
+		_ = p.shadow.engine.Close()
 	}
 	p.mu.Lock()
 	var waiting []*heldSpan

@@ -35,6 +35,10 @@ const (
 	labelRank            = "rank"
 	labelJudgeVersion    = "judge_version"
 	labelPurpose         = "purpose"
+	labelLabel           = "label"
+	labelVerdict         = "verdict"
+	labelShadowModel     = "shadow_model"
+	labelShadowVerdict   = "shadow_verdict"
 	// otherValue replaces label values beyond max_series.
 	otherValue = "other"
 	// emptyStage is the stage of chunks decided without a judge.

@@ -1,0 +1,5 @@
+package notportable
+
+import "syscall"
+
+func attrs() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} }

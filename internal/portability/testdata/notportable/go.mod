@@ -1,0 +1,3 @@
+module example.com/notportable
+
+go 1.26

@@ -1,0 +1,6 @@
+package notportable
+
+import "testing"
+
+// Test files are checked too.
+func TestAttrs(t *testing.T) { _ = attrs() }
