@@ -50,11 +50,23 @@ func sentTraces() ptrace.Traces {
 }
 
 // What the processor writes, and nothing else, comes off: a span the
-// processor selected, stripped, is the span that was sent.
+// processor selected, stripped, is the span that was sent; with a shadow
+// judge's score beside the primary one too.
 func TestStripUndoesTheProcessor(t *testing.T) {
+	t.Run("judge", func(t *testing.T) { stripUndoes(t, func(*config.Config) {}) })
+	t.Run("shadow", func(t *testing.T) {
+		stripUndoes(t, func(c *config.Config) { c.ShadowJudge.Percentage = 100 })
+	})
+}
+
+func stripUndoes(t *testing.T, mutate func(*config.Config)) {
 	ctx := context.Background()
 	f := ragprecisionprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*config.Config)
+	mutate(cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	sink := new(consumertest.TracesSink)
 	p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), cfg, sink)
 	if err != nil {
@@ -69,31 +81,63 @@ func TestStripUndoesTheProcessor(t *testing.T) {
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(sink.AllTraces()) != 1 {
-		t.Fatalf("%d batches out", len(sink.AllTraces()))
+	// Held spans (the shadow judge's) come out in batches of their own:
+	// each span is compared with the one sent under its name.
+	got := spansByName(sink.AllTraces()...)
+	sent := spansByName(sentTraces())
+	wantStatus := map[string]string{"scored": ragattr.StatusScored, "no-reference": ragattr.StatusNoReference,
+		"judged-elsewhere": ragattr.StatusScored, "plain": ""}
+	if len(got) != len(wantStatus) {
+		t.Fatalf("%d spans out, %d sent", len(got), len(wantStatus))
 	}
-	out := sink.AllTraces()[0]
-	spans := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-	wantStatus := []string{ragattr.StatusScored, ragattr.StatusNoReference, ragattr.StatusScored, ""}
-	for i, want := range wantStatus {
-		if got := ResultOf(spans.At(i)).Status; got != want {
-			t.Fatalf("span %s: status %q, want %q", spans.At(i).Name(), got, want)
+	for name, want := range wantStatus {
+		if st := ResultOf(got[name]).Status; st != want {
+			t.Fatalf("span %s: status %q, want %q", name, st, want)
 		}
 	}
-	if spans.At(2).Events().Len() != 2 {
-		t.Fatalf("the judged span has %d events, want the other evaluator's and the processor's", spans.At(2).Events().Len())
+	if _, ok := got["scored"].Attributes().Get(ragattr.Shadow); ok != cfg.ShadowJudge.Enabled() {
+		t.Fatalf("shadow score on the scored span: %v, shadow judge on: %v", ok, cfg.ShadowJudge.Enabled())
 	}
-	for i := 0; i < spans.Len(); i++ {
-		if got, want := Strip(spans.At(i)), wantStatus[i] != ""; got != want {
-			t.Fatalf("span %s: Strip reported %v", spans.At(i).Name(), got)
+	if n := got["judged-elsewhere"].Events().Len(); n != 2 {
+		t.Fatalf("the judged span has %d events, want the other evaluator's and the processor's", n)
+	}
+	for name, s := range got {
+		if stripped := Strip(s); stripped != (wantStatus[name] != "") {
+			t.Fatalf("span %s: Strip reported %v", name, stripped)
+		}
+		if a, b := spanJSON(t, s), spanJSON(t, sent[name]); a != b {
+			t.Fatalf("stripped:\n%s\nsent:\n%s", a, b)
 		}
 	}
-	m := &ptrace.JSONMarshaler{}
-	got, _ := m.MarshalTraces(out)
-	want, _ := m.MarshalTraces(sentTraces())
-	if string(got) != string(want) {
-		t.Fatalf("stripped:\n%s\nsent:\n%s", got, want)
+}
+
+func spansByName(all ...ptrace.Traces) map[string]ptrace.Span {
+	out := map[string]ptrace.Span{}
+	for _, td := range all {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				for k := 0; k < sss.At(j).Spans().Len(); k++ {
+					s := sss.At(j).Spans().At(k)
+					out[s.Name()] = s
+				}
+			}
+		}
 	}
+	return out
+}
+
+// spanJSON is a span alone, as OTLP JSON.
+func spanJSON(t *testing.T, s ptrace.Span) string {
+	t.Helper()
+	td := ptrace.NewTraces()
+	s.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func TestIsAnnotation(t *testing.T) {
