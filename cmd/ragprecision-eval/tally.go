@@ -67,6 +67,8 @@ func (t *tally) rowLabel(g group) string {
 	switch {
 	case t.recorded && g.typ == "":
 		return string(g.split)
+	case t.recorded && g.typ == otherTypes:
+		return "(other data sources)"
 	case t.recorded:
 		return g.typ
 	case g.typ != "":

@@ -76,7 +76,6 @@ func (s *traceSource) close() error { return s.rd.Close() }
 
 func (s *traceSource) Next() (evalset.Retrieval, error) {
 	for len(s.pending) == 0 {
-		s.pending = s.pending[:0]
 		td, err := s.rd.Next()
 		if err == io.EOF {
 			return evalset.Retrieval{}, io.EOF
