@@ -31,6 +31,8 @@ type candidate struct {
 	cost *costObserver
 	// baseline marks the judge the others are compared with.
 	baseline bool
+	// version is the judge's judge_version ("" for the baseline).
+	version string
 }
 
 // judgeFlags are the flags that describe the judge under evaluation.
@@ -39,6 +41,8 @@ type judgeFlags struct {
 	concurrency                                  int
 	minConfidence                                float64
 	criteria                                     string
+	// maxChunkChars is judge.max_chunk_chars; 0 means maxChunkChars.
+	maxChunkChars int
 }
 
 // judgeSection is the judge: section f describes, with the processor's
@@ -55,6 +59,9 @@ func (f judgeFlags) judgeSection(getenv func(string) string) config.Judge {
 	j.MaxRequestsPerSecond = 0
 	j.MaxRetries = 2
 	j.MaxChunkChars = maxChunkChars
+	if f.maxChunkChars > 0 {
+		j.MaxChunkChars = f.maxChunkChars
+	}
 	j.Cascade.MinConfidence = f.minConfidence
 	j.Criteria = f.criteria
 	return j
@@ -88,7 +95,7 @@ func candidates(f judgeFlags, getenv func(string) string) (cs []candidate, close
 		if j.ID() == lexicalModel {
 			cost = nil // in-process: no requests to count
 		}
-		cs = append(cs, candidate{name: j.ID(), judge: j.Judge, cost: cost})
+		cs = append(cs, candidate{name: j.ID(), judge: j.Judge, cost: cost, version: section.Version()})
 		return nil
 	}
 	if err := add(f.judgeSection(getenv)); err != nil {

@@ -5,6 +5,8 @@
 //	ragprecision-eval [-judge MODEL] [-data FILE] [-base-url URL] [-api-key-env VAR]
 //	    [-mode per_chunk|batched] [-concurrency N] [-out FILE] [-limit N]
 //	    [-titles] [-split all|tune|heldout] [-by-type] [-single-chunk]
+//	ragprecision-eval -traces FILE [-config COLLECTOR.yaml] [-judge MODEL …]
+//	ragprecision-eval -traces REPLAYED -against RECORDED [-config COLLECTOR.yaml]
 //
 // The data is labelled retrievals: the evalset format (JSON Lines, one
 // retrieval per line, see docs/EVAL_FORMAT.md), a table of query, chunk and
@@ -28,6 +30,10 @@
 // to one of its chunks, alternately relevant and not; see
 // evalset.SingleChunk), where a judge cannot compare chunks with each other.
 //
+// -traces measures a judge on recorded traffic instead (traces.go): the
+// verdicts the processor recorded on the spans are the labels, and -against
+// compares two recordings of the same spans without judging.
+//
 // -convert writes the data in the evalset format to stdout instead of
 // judging it, after -single-chunk, -split and -limit:
 //
@@ -42,6 +48,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,6 +83,22 @@ type options struct {
 	convert       bool
 	progressEvery time.Duration
 	oracle        float64
+	// traces and against are recordings (-traces); configPath and
+	// processorID say how they were recorded.
+	traces, against         fileList
+	configPath, processorID string
+	// set are the flags given on the command line.
+	set map[string]bool
+}
+
+// fileList is a flag that may be given more than once.
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+func (l *fileList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
 
 // oracleKeyEnv names the placeholder key of the -oracle judge.
@@ -104,9 +127,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.singleChunk, "single-chunk", false, "measure the set's single-chunk version: each retrieval cut to one chunk, alternately relevant and not")
 	fs.BoolVar(&o.convert, "convert", false, "write the data in the evalset format to stdout instead of judging it")
 	fs.DurationVar(&o.progressEvery, "progress", 2*time.Second, "report progress on stderr this often (0: only at the end)")
+	fs.Var(&o.traces, "traces", "instead of labelled data, judge the scored retrieval spans of a recording (the OTLP JSON lines of the collector's file exporter; a glob, or repeat the flag, for several files) and compare with the verdicts recorded on them")
+	fs.Var(&o.against, "against", "with -traces: judge nothing, but compare the verdicts on -traces (a replay's) with those recorded on the same spans, by trace and span ID, in this recording")
+	fs.StringVar(&o.configPath, "config", "", "with -traces: the recording collector's configuration, whose ragprecision processor's attributes, top_k, limits and judge.max_chunk_chars are used (default: the processor's defaults)")
+	fs.StringVar(&o.processorID, "processor", "", "with -config: the ragprecision processor to read, e.g. ragprecision/live (default: the file's only one)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
@@ -120,6 +149,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if len(o.traces) > 0 || len(o.against) > 0 || o.configPath != "" || o.processorID != "" {
+		return runTraces(ctx, stdout, stderr, o)
 	}
 	splits := []evalset.Split{evalset.All, evalset.Tune, evalset.HeldOut}
 	only := evalset.All
@@ -207,15 +239,12 @@ func evaluate(ctx context.Context, stdout, stderr io.Writer, d dataset, src eval
 	}
 	defer closeJudges()
 
-	var results *resultWriter
-	if o.out != "" {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return err
-		}
-		defer f.Close() // after the explicit Close below, a no-op
-		results = newResultWriter(f)
-		results.close = f.Close
+	results, err := openResults(o.out)
+	if err != nil {
+		return err
+	}
+	if results != nil {
+		defer results.close() // after finish, a no-op
 	}
 
 	chunks := "chunk text"

@@ -13,7 +13,11 @@ import (
 // (for judges that report stages) and the notes.
 func printReport(w io.Writer, cs []candidate, t *tally) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "split\tretrievals\tjudge\tprecision\trecall\tF1\tkappa\taccuracy\tCP MAE\tmean CP judged\tmean CP true\t")
+	if t.recorded {
+		fmt.Fprintln(tw, "data source\tspans\tjudge\tprecision\trecall\tF1\tkappa\taccuracy\tCP MAE\tmean CP judged\tmean CP recorded\t")
+	} else {
+		fmt.Fprintln(tw, "split\tretrievals\tjudge\tprecision\trecall\tF1\tkappa\taccuracy\tCP MAE\tmean CP judged\tmean CP true\t")
+	}
 	for _, s := range t.splits {
 		rows := []group{{s, ""}}
 		if t.byType {
@@ -22,10 +26,7 @@ func printReport(w io.Writer, cs []candidate, t *tally) error {
 			}
 		}
 		for _, g := range rows {
-			label := string(g.split)
-			if g.typ != "" {
-				label += " " + g.typ
-			}
+			label := t.rowLabel(g)
 			for i, c := range cs {
 				m := t.judges[i].metrics(g)
 				if g.typ != "" && m.Retrievals == 0 {
@@ -40,9 +41,17 @@ func printReport(w io.Writer, cs []candidate, t *tally) error {
 		return err
 	}
 
+	if t.compared {
+		fmt.Fprintln(w, "\nNothing was judged here: what the judging cost is in the replaying collector's otelcol_processor_ragprecision_judge_* metrics.")
+		return nil
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "judge\tretrievals\tfailed\trequests/retrieval\tprompt tokens/retrieval\tcompletion tokens/retrieval\tcache hits\ttime/chunk\t")
+	unit := "retrieval"
+	if t.recorded {
+		unit = "span"
+	}
+	fmt.Fprintf(tw, "judge\t%[1]ss\tfailed\trequests/%[1]s\tprompt tokens/%[1]s\tcompletion tokens/%[1]s\tcache hits\ttime/chunk\t\n", unit)
 	for i, c := range cs {
 		jt := t.judges[i]
 		requests, prompt, completion, hits := "0", "0", "0", "-"
@@ -63,6 +72,11 @@ func printReport(w io.Writer, cs []candidate, t *tally) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c := cs[0]; t.recorded && c.cost != nil {
+		// What judging the recording again cost, in all.
+		fmt.Fprintf(w, "\n%s: %d requests, %d prompt and %d completion tokens for the %d spans judged\n", c.name,
+			c.cost.requests.Load(), c.cost.promptTokens.Load(), c.cost.completionTokens.Load(), t.judges[0].retrievals)
 	}
 
 	for i, c := range cs {

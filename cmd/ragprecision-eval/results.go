@@ -12,8 +12,9 @@ import (
 // spanResult is one line of -out: what one judge made of one retrieval,
 // next to its labels.
 type spanResult struct {
-	ID    string        `json:"id"`
-	Split evalset.Split `json:"split"`
+	ID string `json:"id"`
+	// Split is the retrieval's half; none for a recorded span.
+	Split evalset.Split `json:"split,omitempty"`
 	Type  string        `json:"type,omitempty"`
 	Judge string        `json:"judge"`
 	Query string        `json:"query"`
@@ -35,6 +36,9 @@ type resultWriter struct {
 	w     *bufio.Writer
 	enc   *json.Encoder
 	close func() error // of the file under w
+	// recorded: the retrievals are recorded spans (-traces), which have no
+	// half.
+	recorded bool
 }
 
 func newResultWriter(w io.Writer) *resultWriter {
@@ -48,8 +52,11 @@ func newResultWriter(w io.Writer) *resultWriter {
 func (rw *resultWriter) write(j judged, judgeName string, a answer) error {
 	labels := j.r.Labels()
 	out := spanResult{
-		ID: j.r.ID, Split: j.r.HalfOf(), Type: j.r.Type, Judge: judgeName, Query: j.r.Query,
+		ID: j.r.ID, Type: j.r.Type, Judge: judgeName, Query: j.r.Query,
 		ReferenceSource: j.source, Labels: labels, CPTrue: cp(labels),
+	}
+	if !rw.recorded {
+		out.Split = j.r.HalfOf()
 	}
 	if a.err != nil {
 		out.Error = a.err.Error()

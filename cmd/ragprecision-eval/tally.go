@@ -41,6 +41,12 @@ type judgeTally struct {
 type tally struct {
 	splits []evalset.Split // reported; All first when present
 	byType bool
+	// recorded: the labels are the verdicts recorded on traced spans
+	// (-traces), and a retrieval's type its data source.
+	recorded bool
+	// compared: the verdicts were not judged here but read from a second
+	// recording (-against), so there is no cost to report.
+	compared bool
 
 	types  []string // in order of first appearance, at most maxTypes
 	known  map[string]bool
@@ -53,6 +59,22 @@ func newTally(n int, splits []evalset.Split, byType bool) *tally {
 		t.judges = append(t.judges, &judgeTally{groups: map[group]*evalset.Tally{}, stages: map[string]int{}})
 	}
 	return t
+}
+
+// rowLabel is how the report names group g: its split, and its type
+// when it has one; a recording's rows are its data sources, and "all".
+func (t *tally) rowLabel(g group) string {
+	switch {
+	case t.recorded && g.typ == "":
+		return string(g.split)
+	case t.recorded && g.typ == otherTypes:
+		return "(other data sources)"
+	case t.recorded:
+		return g.typ
+	case g.typ != "":
+		return string(g.split) + " " + g.typ
+	}
+	return string(g.split)
 }
 
 // typeOf is the type r is reported under with -by-type.

@@ -45,3 +45,46 @@ func (r *Reader) TraceAnswer(span ptrace.Span) (AnswerSpan, bool) {
 	}
 	return AnswerSpan{Text: text, Root: root, End: span.EndTimestamp()}, true
 }
+
+// JoinedAnswer is what a trace has said about its answer so far, gathered
+// from its answer spans (TraceAnswer) in the order they arrive: the root
+// span's answer once the root has been seen, else the last-ending LLM
+// span's. The processor's trace_join and the offline replay of a recording
+// rebuild a trace's answer with it, so that both pick the same text.
+type JoinedAnswer struct {
+	// Root is the root span's answer, when RootSeen.
+	Root string
+	// RootSeen is set once the root span has been seen (its answer may be
+	// empty).
+	RootSeen bool
+	// LLM is the answer of the last-ending LLM span seen, ending at LLMEnd.
+	LLM    string
+	LLMEnd pcommon.Timestamp
+}
+
+// Observe notes an answer-bearing span: the root (its answer possibly
+// empty), or an LLM span ending at end. It reports whether it was the
+// root's first arrival, which ends the wait for the trace's answer.
+func (a *JoinedAnswer) Observe(text string, root bool, end pcommon.Timestamp) bool {
+	switch {
+	case root:
+		if !a.RootSeen {
+			a.Root, a.RootSeen = text, true
+			return true
+		}
+	case text != "" && end >= a.LLMEnd:
+		a.LLM, a.LLMEnd = text, end
+	}
+	return false
+}
+
+// Best is the trace's answer: the root's, else the last LLM span's.
+func (a *JoinedAnswer) Best() string {
+	if a.Root != "" {
+		return a.Root
+	}
+	return a.LLM
+}
+
+// Bytes is the text held.
+func (a *JoinedAnswer) Bytes() int64 { return int64(len(a.Root) + len(a.LLM)) }

@@ -5,40 +5,16 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/ragprecision/ragprecision/internal/spanreader"
 )
 
-// traceAnswer is what a trace has said about its answer so far.
+// traceAnswer is what a trace has said about its answer so far, and what
+// the answer memory needs to keep it.
 type traceAnswer struct {
-	root     string // the root span's answer, when rootDone
-	rootDone bool   // the root span has been seen
-	llm      string // the last-ending LLM span's answer
-	llmEnd   pcommon.Timestamp
-	seen     time.Time // when it was last updated
-	bytes    int64
-}
-
-// best is the trace's answer: the root's, else the last LLM span's.
-func (a *traceAnswer) best() string {
-	if a.root != "" {
-		return a.root
-	}
-	return a.llm
-}
-
-// observe notes an answer-bearing span: the root (its answer possibly
-// empty), or an LLM span ending at end. It reports whether it was the
-// root's first arrival, which ends the wait for the trace's answer.
-func (a *traceAnswer) observe(text string, root bool, end pcommon.Timestamp) bool {
-	switch {
-	case root:
-		if !a.rootDone {
-			a.root, a.rootDone = text, true
-			return true
-		}
-	case text != "" && end >= a.llmEnd:
-		a.llm, a.llmEnd = text, end
-	}
-	return false
+	spanreader.JoinedAnswer
+	seen  time.Time // when it was last updated
+	bytes int64
 }
 
 // answerMemory remembers the answers of recent traces (trace_join) for
@@ -88,9 +64,9 @@ func (m *answerMemory) record(id pcommon.TraceID, text string, root bool, end pc
 		a = &traceAnswer{}
 	}
 	before := a.bytes
-	a.observe(text, root, end)
+	a.Observe(text, root, end)
 	a.seen = now
-	a.bytes = int64(len(a.root) + len(a.llm))
+	a.bytes = a.Bytes()
 	if text := int64(len(text)); text > m.maxBytes {
 		// One answer larger than the whole memory is not kept.
 		if ok {

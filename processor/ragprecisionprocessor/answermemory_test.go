@@ -75,7 +75,7 @@ func TestAnswerMemoryExpires(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	id := traceID()
 	m.record(id, "the answer", true, 0, now)
-	if a, ok := m.get(id, now.Add(time.Second)); !ok || a.best() != "the answer" {
+	if a, ok := m.get(id, now.Add(time.Second)); !ok || a.Best() != "the answer" {
 		t.Fatal("forgotten too early")
 	}
 	if _, ok := m.get(id, now.Add(1001*time.Millisecond)); ok {

@@ -156,7 +156,7 @@ func (p *ragProcessor) start(h *heldSpan) {
 	}
 	p.deadlines.watch(h)
 	if h.join != nil {
-		ready := h.join.answer.rootDone
+		ready := h.join.answer.RootSeen
 		p.mu.Unlock()
 		p.armJoin(h, ready)
 		return
@@ -204,7 +204,7 @@ func (p *ragProcessor) joinEnded(h *heldSpan) {
 		p.mu.Unlock()
 		return
 	}
-	answer := h.join.answer.best()
+	answer := h.join.answer.Best()
 	p.leaveLocked(h)
 	h.phase = phaseJudging
 	p.mu.Unlock()

@@ -20,9 +20,8 @@ import (
 )
 
 const (
-	keyServiceName     = "service.name"
-	keyGenAIDataSource = "gen_ai.data_source.id"
-	unknownService     = "unknown_service"
+	keyServiceName = "service.name"
+	unknownService = "unknown_service"
 	// inlineBudget bounds the time one ConsumeTraces call spends judging
 	// inline (builtin:lexical, microseconds a span): spans selected after
 	// it are held and judged by the judge's workers instead, so that a huge
@@ -87,14 +86,11 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	judgeID := cfg.Judge.Model.ID()
 	health := newHealthReporter(set.Logger)
 	p := &ragProcessor{
-		cfg:    cfg,
-		set:    set,
-		next:   next,
-		logger: set.Logger,
-		reader: spanreader.New(
-			spanreader.Keys{Query: cfg.Attributes.Query, Answer: cfg.Attributes.Answer, Reference: cfg.Attributes.Reference, Chunks: cfg.Attributes.Chunks},
-			spanreader.Limits{TopK: cfg.TopK, MaxChunks: cfg.MaxChunks, MaxBytes: cfg.MaxRetrievalBytes},
-		),
+		cfg:       cfg,
+		set:       set,
+		next:      next,
+		logger:    set.Logger,
+		reader:    config.NewSpanReader(cfg),
 		judgeID:   judgeID,
 		judgeOpts: opts,
 		sampler:   newSampler(cfg.SamplingPercentage),
@@ -479,18 +475,5 @@ func (p *ragProcessor) variant(span ptrace.Span, res pcommon.Resource) string {
 
 // dataSource is the data_source label of a span.
 func (p *ragProcessor) dataSource(span ptrace.Span) string {
-	attrs := span.Attributes()
-	if k := p.cfg.Attributes.DataSource; k != "" {
-		if v, ok := attrs.Get(k); ok {
-			if s := v.AsString(); s != "" {
-				return s
-			}
-		}
-	}
-	if v, ok := attrs.Get(keyGenAIDataSource); ok {
-		if s := v.AsString(); s != "" {
-			return s
-		}
-	}
-	return span.Name()
+	return spanreader.DataSource(span, p.cfg.Attributes.DataSource)
 }

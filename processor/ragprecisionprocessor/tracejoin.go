@@ -49,13 +49,13 @@ func (p *ragProcessor) knownAnswer(span ptrace.Span) (answer string, known bool)
 	defer p.mu.Unlock()
 	a, ok := p.answers.get(span.TraceID(), p.now())
 	switch {
-	case ok && a.rootDone:
-		return a.best(), true
+	case ok && a.RootSeen:
+		return a.Best(), true
 	case span.ParentSpanID().IsEmpty():
 		// The root span does not wait for itself: what its own output and
 		// the trace's LLM spans said is all there will be.
 		if ok {
-			return a.best(), true
+			return a.Best(), true
 		}
 		return "", true
 	}
@@ -133,7 +133,7 @@ func (p *ragProcessor) observeAnswers(td ptrace.Traces) {
 		if !ok {
 			continue
 		}
-		if join.answer.observe(f.a.Text, f.root, f.a.End) {
+		if join.answer.Observe(f.a.Text, f.root, f.a.End) {
 			for _, h := range join.waiters {
 				if h.phase == phaseJoining {
 					woken = append(woken, h)
