@@ -220,3 +220,41 @@ func TestShadowPercentagePicksTraces(t *testing.T) {
 		t.Errorf("%d of %d spans shadowed at 25%%", shadowed, n)
 	}
 }
+
+// A span that waits for its trace's answer is judged by the shadow too,
+// against the same answer, once it comes; with an LLM primary and with
+// builtin:lexical judged in place.
+func TestShadowJudgesTraceJoinedSpans(t *testing.T) {
+	for _, primary := range []string{"openai:judge-model", "builtin:lexical"} {
+		t.Run(primary, func(t *testing.T) {
+			srv := chatServer(t, chattest.KeywordJudge("Paris"))
+			h := newHarness(t, func(c *config.Config) {
+				llmJudge(srv.URL)(c)
+				c.Judge.Model = mustModel(primary)
+				rootJoinConfig(c)
+				shadowOf(srv.URL)(c)
+			})
+			tid := traceID()
+			b := newBatch("svc")
+			openInferenceRetriever(b, "retrieve", tid)
+			h.consume(b.td)
+			if h.joins() != 1 {
+				t.Fatal("the span does not wait for its trace's answer")
+			}
+			b = newBatch("svc")
+			root := rootSpan(b, tid, "chain")
+			root.Attributes().PutStr("openinference.span.kind", "CHAIN")
+			root.Attributes().PutStr("output.value", answer)
+			h.consume(b.td)
+			h.waitSpans(2)
+			s := h.span("retrieve")
+			shadowCP, ok := s.Attributes().Get("rag.contextual_precision.shadow")
+			if attrStr(s, "rag.contextual_precision.reference_source") != "answer" || !ok || math.Abs(shadowCP.Double()-5.0/6) > 1e-12 {
+				t.Fatalf("%v", s.Attributes().AsRaw())
+			}
+			if got := counterValue(t, h.tel, "otelcol_processor_ragprecision_shadow_spans_total", map[string]string{"status": "scored"}); got != 1 {
+				t.Errorf("shadow spans scored %d, want 1", got)
+			}
+		})
+	}
+}
