@@ -1,10 +1,10 @@
 // Package portability type-checks the module as the Go toolchain would build
-// it for another system (GOOS and GOARCH) without compiling
-// anything: `go list` picks each package's files for that system, and
-// go/types checks them. Cross-compiling would say the same about the
-// module's code, but compiles every dependency for each system first, which
-// costs minutes on a cold build cache; here dependencies are checked for
-// their declarations only, which is all the module's code sees of them.
+// it for another system (GOOS and GOARCH), without compiling anything: `go
+// list` picks each package's files for that system, and go/types checks
+// them. Cross-compiling would say the same about the module's code, but
+// compiles every dependency for each system first, which costs minutes on a
+// cold build cache; here dependencies are checked for their declarations
+// only, which is all the module's code sees of them.
 package portability
 
 import (
@@ -40,7 +40,6 @@ type listedPackage struct {
 	Imports    []string          // resolved: vendored and test variants
 	ImportMap  map[string]string // import path as written -> Imports entry
 	Module     *struct {
-		Path      string
 		Main      bool
 		GoVersion string
 	}
