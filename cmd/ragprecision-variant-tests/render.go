@@ -8,7 +8,11 @@ import (
 	"strings"
 )
 
-const seriesLabels = `service_name="shop",data_source="%s",reference_source="reference",judge_model="builtin:lexical",variant="%s",job="otelcol",instance="c1"`
+// judgeVersion is builtin:lexical's judge_version in the test series; the
+// rules keep it on every statistic.
+const judgeVersion = "5d0e8b2c6a41"
+
+const seriesLabels = `service_name="shop",data_source="%s",reference_source="reference",judge_model="builtin:lexical",judge_version="` + judgeVersion + `",variant="%s",job="otelcol",instance="c1"`
 
 // drawn is a scenario's day and the alert replayed over it.
 type drawn struct {
@@ -91,8 +95,8 @@ tests:
 			fmt.Fprintf(&b, "      - expr: round(service_data_source_variant:rag_contextual_precision:%s, 0.000001)\n        eval_time: %s\n        exp_samples:\n", rec.name, minutes(at))
 			for _, d := range scenarios {
 				for i, v := range d.variants {
-					fmt.Fprintf(&b, "          - labels: '{service_name=\"shop\",data_source=\"%s\",variant=\"%s\"}'\n            value: %s\n",
-						d.dataSource, v.name, format(roundTo(rec.get(statsAt(d.counters[i], at)), 0.000001)))
+					fmt.Fprintf(&b, "          - labels: '{service_name=\"shop\",data_source=\"%s\",judge_version=\"%s\",variant=\"%s\"}'\n            value: %s\n",
+						d.dataSource, judgeVersion, v.name, format(roundTo(rec.get(statsAt(d.counters[i], at)), 0.000001)))
 				}
 			}
 		}
@@ -107,8 +111,8 @@ tests:
 				n     int
 			}{{"pending", d.timeline.pending[i]}, {"firing", d.timeline.firing[i]}} {
 				if st.n > 0 {
-					samples = append(samples, fmt.Sprintf("          - labels: '{alertname=\"RAGVariantRegressed\",alertstate=\"%s\",severity=\"warning\",service_name=\"shop\",data_source=\"%s\",variant=\"%s\"}'\n            value: %d\n",
-						st.state, d.dataSource, v.name, st.n))
+					samples = append(samples, fmt.Sprintf("          - labels: '{alertname=\"RAGVariantRegressed\",alertstate=\"%s\",severity=\"warning\",service_name=\"shop\",data_source=\"%s\",judge_version=\"%s\",variant=\"%s\"}'\n            value: %d\n",
+						st.state, d.dataSource, judgeVersion, v.name, st.n))
 				}
 			}
 		}
