@@ -61,6 +61,8 @@ group_eval_order:
   - ragprecision.diagnostics
   - ragprecision.variants
   - ragprecision.tuning
+  - ragprecision.canary
+  - ragprecision.shadow
   - ragprecision.alerts
 
 tests:

@@ -308,14 +308,15 @@ func TestScaleRules(t *testing.T) {
 
 // TestPromtoolUnitTests checks the example prometheus.yml (and the rules it
 // loads) and runs the rules' unit tests: every alert fired and kept quiet on
-// series built for it, recorded values worked out by hand, and a day of two
-// variants from a seeded noise model (cmd/ragprecision-variant-tests).
+// series built for it, recorded values worked out by hand, a day of two
+// variants from a seeded noise model (cmd/ragprecision-variant-tests), and
+// ten days of the drift canary (cmd/ragprecision-canary-tests).
 func TestPromtoolUnitTests(t *testing.T) {
 	promtool := findTool(t, "promtool")
 	if promtool == "" {
 		return
 	}
-	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "ragprecision.rules.test.yml", "ragprecision.variants.test.yml"}} {
+	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "ragprecision.rules.test.yml", "ragprecision.variants.test.yml", "ragprecision.canary.test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = filepath.Dir(rulesPath)
 		if out, err := cmd.CombinedOutput(); err != nil {
