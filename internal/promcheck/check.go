@@ -47,7 +47,9 @@ func (c *Checker) AddRecorded(name, expr string) error {
 		return err
 	}
 	info := seriesInfo{labels: map[string]bool{}}
-	if by := byLabels(toks); len(by) > 0 {
+	// topk and bottomk select series whole: their by clause groups, it
+	// does not aggregate labels away.
+	if by := byLabels(toks); len(by) > 0 && !selectsWhole(toks) {
 		for _, l := range by {
 			info.labels[l] = true
 		}
@@ -74,6 +76,12 @@ func (c *Checker) AddRecorded(name, expr string) error {
 	}
 	c.metrics[name] = info
 	return nil
+}
+
+// selectsWhole reports whether the expression is topk or bottomk, whose
+// result keeps every label of the series it selects.
+func selectsWhole(toks []token) bool {
+	return len(toks) > 0 && toks[0].kind == tokIdent && (toks[0].text == "topk" || toks[0].text == "bottomk")
 }
 
 // byLabels returns the labels of every "by (…)" clause.

@@ -340,8 +340,9 @@ func findTool(t *testing.T, name string) string {
 	return ""
 }
 
-// A one-to-many match keeps the labels of its many side, and label_replace
-// writes one: the recorded series carry them, with their closed sets.
+// A one-to-many match keeps the labels of its many side, label_replace
+// writes one, and topk keeps every label of what it selects: the recorded
+// series carry them, with their closed sets.
 func TestRecordedSeriesCarryKeptLabels(t *testing.T) {
 	c := NewChecker()
 	for name, expr := range map[string]string{
@@ -357,6 +358,7 @@ func TestRecordedSeriesCarryKeptLabels(t *testing.T) {
 		"o:one":     `o:count{outcome="miss"} / ignoring (outcome) sum by (service_name, data_source) (o:count)`,
 		"r:cumul":   `label_replace(sum by (service_name, data_source) (r:count{rank=~"1|2"}), "rank", "2", "", "")`,
 		"r:labeled": `sum by (service_name) (r:count) * on (service_name) group_left (data_source) r:count{rank="1"}`,
+		"r:top":     `topk by (service_name) (1, r:count)`,
 	} {
 		if err := c.AddRecorded(name, expr); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -370,6 +372,8 @@ func TestRecordedSeriesCarryKeptLabels(t *testing.T) {
 		`r:cumul{rank="12"}`:                               `"12" is not a value of rank`,
 		`r:labeled{data_source="docs"}`:                    "",
 		`r:labeled{rank="1"}`:                              `has no label "rank"`,
+		`r:top{rank="2", data_source="docs"}`:              "",
+		`r:top{rank="13"}`:                                 `"13" is not a value of rank`,
 	} {
 		err := c.Check(expr)
 		switch {
