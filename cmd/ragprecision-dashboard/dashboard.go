@@ -18,19 +18,28 @@ const (
 // The recorded series of deploy/prometheus/ragprecision.rules.yml that the
 // dashboard reads: what it shows is what the alerts see.
 const (
-	mean1h      = "service_data_source:rag_contextual_precision:mean1h"
-	halfWidth1h = "service_data_source:rag_contextual_precision:ci95_halfwidth1h"
-	mean1w      = "service_data_source:rag_contextual_precision:mean1w"
-	halfWidth1w = "service_data_source:rag_contextual_precision:ci95_halfwidth1w"
-	count1h     = "service_data_source:rag_contextual_precision_count:increase1h"
-	passShare1h = "service_data_source:rag_contextual_precision:pass_share1h"
-	stddev1w    = "service_data_source:rag_contextual_precision:stddev1w"
-	current     = "service_data_source:ragprecision_sampling_percentage:current1h"
-	recommended = "service_data_source:ragprecision_sampling_percentage:recommended1h"
-	needed      = "service_data_source:ragprecision_samples_needed:1h"
-	costPerHour = "judge_model_currency:ragprecision_judge_cost:per_hour"
-	costPerSpan = "judge_model_currency:ragprecision_judge_cost:per_judged_span1h"
+	mean1h       = "service_data_source:rag_contextual_precision:mean1h"
+	halfWidth1h  = "service_data_source:rag_contextual_precision:ci95_halfwidth1h"
+	mean1w       = "service_data_source:rag_contextual_precision:mean1w"
+	halfWidth1w  = "service_data_source:rag_contextual_precision:ci95_halfwidth1w"
+	count1h      = "service_data_source:rag_contextual_precision_count:increase1h"
+	passShare1h  = "service_data_source:rag_contextual_precision:pass_share1h"
+	stddev1w     = "service_data_source:rag_contextual_precision:stddev1w"
+	current      = "service_data_source:ragprecision_sampling_percentage:current1h"
+	recommended  = "service_data_source:ragprecision_sampling_percentage:recommended1h"
+	needed       = "service_data_source:ragprecision_samples_needed:1h"
+	costPerHour  = "judge_model_purpose_currency:ragprecision_judge_cost:per_hour"
+	costPerSpan  = "judge_model_currency:ragprecision_judge_cost:per_judged_span1h"
+	currentJudge = "service_data_source:ragprecision_judge_version:current1h"
 )
+
+// ofCurrentJudge keeps a per-judge_version statistic of the judge that
+// scored most of each data source's last hour, so that a panel shows one
+// series per data source across a judge change (which the annotations
+// mark), never two judges' scores side by side or summed.
+func ofCurrentJudge(expr string) string {
+	return `(` + expr + `) and on (service_name, data_source, judge_version) ` + currentJudge + `{` + sourceFilter + `}`
+}
 
 func datasource() common.DataSourceRef {
 	t, uid := "prometheus", "${datasource}"
@@ -89,11 +98,12 @@ func variable(name, label, query string, multi bool) *dashboard.QueryVariableBui
 func build() (dashboard.Dashboard, error) {
 	b := dashboard.NewDashboardBuilder("RAG retrieval quality (ragprecision)").
 		Uid("ragprecision").
-		Description("Contextual Precision of RAG retrievals scored by the ragprecision processor, what to do about it (retrieval outcomes, the rank profile, variants side by side), its judge and sampling. Reads the metrics of the collector's telemetry endpoint and the recording rules of deploy/prometheus/ragprecision.rules.yml. How to read it: docs/OPERATING.md.").
+		Description("Contextual Precision of RAG retrievals scored by the ragprecision processor, what to do about it (retrieval outcomes, the rank profile, variants side by side), its judge and sampling, and whether the judge can be trusted (the drift canary, the shadow judge; judge changes are annotated). Reads the metrics of the collector's telemetry endpoint and the recording rules of deploy/prometheus/ragprecision.rules.yml. How to read it: docs/OPERATING.md.").
 		Tags([]string{"ragprecision", "rag", "opentelemetry-collector"}).
 		Refresh("1m").
 		Time("now-6h", "now").
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		Annotation(judgeChanges()).
 		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Prometheus").Type("prometheus")).
 		WithVariable(variable("service_name", "Service", "label_values(rag_contextual_precision_count, service_name)", false)).
 		WithVariable(variable("data_source", "Data source", `label_values(rag_contextual_precision_count{service_name=~"$service_name"}, data_source)`, true)).
@@ -103,12 +113,12 @@ func build() (dashboard.Dashboard, error) {
 	// service, so that each band panel holds one mean and its band.
 	b.WithRow(dashboard.NewRowBuilder("Retrieval quality: $data_source").Repeat("data_source"))
 	b.WithPanel(series("Mean Contextual Precision, last hour, with its 95% band",
-		"Mean CP of the scores of the last hour (solid), the band the true mean lies in with 95% confidence, and the baseline: the mean of the week before the last hour (dashed). The precision-drop alert fires when the hour is below the baseline by more than both bands together allow.",
+		"Mean CP of the scores of the last hour (solid), the band the true mean lies in with 95% confidence, and the baseline: the mean of the week before the last hour (dashed), all of the judge_version that scored most of the hour. The precision-drop alert fires when the hour is below the baseline by more than both bands together allow. A new judge has no baseline for its first hour: the dashed line resumes from its own scores.",
 		"percentunit",
-		query(mean1h+`{`+sourceFilter+`}`, "mean"),
-		query(mean1h+`{`+sourceFilter+`} - `+halfWidth1h+`{`+sourceFilter+`}`, "lower"),
-		query(mean1h+`{`+sourceFilter+`} + `+halfWidth1h+`{`+sourceFilter+`}`, "upper"),
-		query(mean1w+`{`+sourceFilter+`}`, "baseline"),
+		query(ofCurrentJudge(mean1h+`{`+sourceFilter+`}`), "mean"),
+		query(ofCurrentJudge(mean1h+`{`+sourceFilter+`} - `+halfWidth1h+`{`+sourceFilter+`}`), "lower"),
+		query(ofCurrentJudge(mean1h+`{`+sourceFilter+`} + `+halfWidth1h+`{`+sourceFilter+`}`), "upper"),
+		query(ofCurrentJudge(mean1w+`{`+sourceFilter+`}`), "baseline"),
 	).
 		Min(0).Max(1).
 		OverrideByName("upper", []dashboard.DynamicConfigValue{
@@ -144,10 +154,10 @@ func build() (dashboard.Dashboard, error) {
 		query(passShare1h+`{`+sourceFilter+`}`, "{{data_source}} pass share"),
 	).Min(0).Max(1))
 	b.WithPanel(series("Scores per hour and spread",
-		"Scores in the last hour (left) and the standard deviation of scores over the baseline week (right), the two numbers the confidence band and the recommended sampling percentage come from.",
+		"Scores in the last hour per judge_version (left; two during a judge change) and the standard deviation of the current judge's scores over the baseline week (right), the two numbers the confidence band and the recommended sampling percentage come from.",
 		"short",
-		query(count1h+`{`+sourceFilter+`}`, "{{data_source}} scores in the last hour"),
-		query(stddev1w+`{`+sourceFilter+`}`, "{{data_source}} standard deviation"),
+		query(count1h+`{`+sourceFilter+`}`, "{{data_source}} scores in the last hour, judge_version {{judge_version}}"),
+		query(ofCurrentJudge(stddev1w+`{`+sourceFilter+`}`), "{{data_source}} standard deviation"),
 	).OverrideByRegexp(".* standard deviation", []dashboard.DynamicConfigValue{
 		{Id: "custom.axisPlacement", Value: "right"},
 		{Id: "unit", Value: "none"},
@@ -181,16 +191,16 @@ func build() (dashboard.Dashboard, error) {
 		"short",
 		query(needed+`{`+sourceFilter+`}`, "{{data_source}}")))
 	b.WithPanel(single("Judge cost per judged span",
-		"What one scored span cost the judge over the last hour (needs judge.pricing). Multiply by the scores an hour needs for the cost of the recommended rate.",
+		"What one scored span cost the judge over the last hour (needs judge.pricing), traffic requests only: the canary and a shadow judge cost the same whatever the sampling. Multiply by the scores an hour needs for the cost of the recommended rate.",
 		"none",
 		query(costPerSpan+`{`+judgeFilter+`}`, "{{judge_model}} {{currency}}")))
 
 	// The judge.
 	b.WithRow(dashboard.NewRowBuilder("Judge"))
-	b.WithPanel(series("Judge requests by outcome",
-		"Requests to the judge per second: ok, retry (failed, tried again), error (failed for good: its span goes unscored with status judge_error), cancelled; with the failure's reason.",
+	b.WithPanel(series("Judge requests by purpose and outcome",
+		"Requests to each judge per second, by purpose (traffic: scoring spans; canary: the drift canary; shadow: the shadow judge, under its own judge_model) and outcome: ok, retry (failed, tried again), error (failed for good: a traffic span goes unscored with status judge_error), cancelled; with the failure's reason.",
 		"reqps",
-		query(`sum by (judge_model, outcome, reason) (rate(otelcol_processor_ragprecision_judge_requests_total{`+judgeFilter+`}[$__rate_interval]))`, "{{judge_model}} {{outcome}} {{reason}}"),
+		query(`sum by (judge_model, purpose, outcome, reason) (rate(otelcol_processor_ragprecision_judge_requests_total{`+judgeFilter+`}[$__rate_interval]))`, "{{judge_model}} {{purpose}} {{outcome}} {{reason}}"),
 	))
 	b.WithPanel(series("Judge latency",
 		"Median and 95th percentile of the judge's request latency.",
@@ -198,16 +208,16 @@ func build() (dashboard.Dashboard, error) {
 		query(`histogram_quantile(0.5, sum by (judge_model, le) (rate(otelcol_processor_ragprecision_judge_latency_seconds_bucket{`+judgeFilter+`}[$__rate_interval])))`, "{{judge_model}} p50"),
 		query(`histogram_quantile(0.95, sum by (judge_model, le) (rate(otelcol_processor_ragprecision_judge_latency_seconds_bucket{`+judgeFilter+`}[$__rate_interval])))`, "{{judge_model}} p95"),
 	))
-	b.WithPanel(series("Judge tokens per hour",
-		"Prompt and completion tokens the judge reported, per hour.",
+	b.WithPanel(series("Judge tokens per hour by purpose",
+		"Prompt and completion tokens each judge reported, per hour, by purpose: traffic, canary, shadow.",
 		"short",
-		query(`sum by (judge_model, type) (rate(otelcol_processor_ragprecision_judge_tokens_total{`+judgeFilter+`}[$__rate_interval])) * 3600`, "{{judge_model}} {{type}}"),
+		query(`sum by (judge_model, purpose, type) (rate(otelcol_processor_ragprecision_judge_tokens_total{`+judgeFilter+`}[$__rate_interval])) * 3600`, "{{judge_model}} {{purpose}} {{type}}"),
 	))
-	b.WithPanel(series("Judge cost per hour",
-		"What the judge's tokens cost per hour at judge.pricing, over the last hour.",
+	b.WithPanel(series("Judge cost per hour by purpose",
+		"What each judge's tokens cost per hour at its pricing, over the last hour, by purpose: traffic (what sampling_percentage costs), canary (judge.canary: max_retrievals per interval, the same on every collector) and shadow (shadow_judge, under its own judge_model), stacked.",
 		"none",
-		query(costPerHour+`{`+judgeFilter+`}`, "{{judge_model}} {{currency}}"),
-	))
+		query(costPerHour+`{`+judgeFilter+`}`, "{{judge_model}} {{purpose}} {{currency}}"),
+	).Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)))
 	b.WithPanel(series("Verdict cache hit ratio",
 		"Share of chunk verdicts served without a request of their own: from the verdict cache, or from an identical request in flight.",
 		"percentunit",
@@ -222,6 +232,9 @@ func build() (dashboard.Dashboard, error) {
 		"none",
 		query(`min by (instance, judge_model) (otelcol_processor_ragprecision_judge_up{`+judgeFilter+`})`, "{{instance}} {{judge_model}}"),
 	).Min(0).Max(1))
+
+	// Whether the judge can be trusted: the canary and the shadow judge.
+	trustRows(b)
 
 	// The processor itself.
 	b.WithRow(dashboard.NewRowBuilder("Processor"))

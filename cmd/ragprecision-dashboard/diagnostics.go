@@ -61,13 +61,13 @@ func instant(expr, legend string) *prometheus.DataqueryBuilder {
 // tableQuery is an instant query of a table panel, its columns named by
 // refID ("Value #A").
 func tableQuery(refID, expr string) *prometheus.DataqueryBuilder {
-	return instant(named(expr), "").Format(prometheus.PromQueryFormatTable).RefId(refID)
+	return instant(named(ofCurrentJudge(expr)), "").Format(prometheus.PromQueryFormatTable).RefId(refID)
 }
 
 // byRank is one instant query per rank label, in rank order: a bar per rank.
 func byRank(p *bargauge.PanelBuilder, series string) *bargauge.PanelBuilder {
 	for _, r := range scoring.RankLabels {
-		p.WithTarget(instant(fmt.Sprintf(`%s{%s, rank=%q}`, series, sourceFilter, r), r))
+		p.WithTarget(instant(ofCurrentJudge(fmt.Sprintf(`%s{%s, rank=%q}`, series, sourceFilter, r)), r))
 	}
 	return p
 }
@@ -92,12 +92,12 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 	b.WithPanel(series("Mean CP, nDCG and reciprocal rank, last hour and baseline",
 		"The hour's means (solid) and the baseline week's (dashed) of Contextual Precision and of the standard ranking measures, computed from the same verdicts: binary nDCG over the judged chunks, and the reciprocal rank of the first relevant chunk (1 when it is on top, 1/3 when third, 0 when none is relevant).",
 		"percentunit",
-		query(mean1h+f, "CP"),
-		query(ndcg1h+f, "nDCG"),
-		query(reciprocal1h+f, "reciprocal rank"),
-		query(mean1w+f, "CP baseline"),
-		query(ndcg1w+f, "nDCG baseline"),
-		query(reciprocal1w+f, "reciprocal rank baseline"),
+		query(ofCurrentJudge(mean1h+f), "CP"),
+		query(ofCurrentJudge(ndcg1h+f), "nDCG"),
+		query(ofCurrentJudge(reciprocal1h+f), "reciprocal rank"),
+		query(ofCurrentJudge(mean1w+f), "CP baseline"),
+		query(ofCurrentJudge(ndcg1w+f), "nDCG baseline"),
+		query(ofCurrentJudge(reciprocal1w+f), "reciprocal rank baseline"),
 	).Span(24).Min(0).Max(1).
 		OverrideByRegexp(".* baseline", []dashboard.DynamicConfigValue{dashed}))
 
@@ -105,13 +105,13 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 	shares := series("Retrieval outcomes, last hour",
 		"Share of the hour's scored retrievals by outcome. ideal: every relevant chunk ranks above every irrelevant one. misranked: relevant chunks were retrieved but some rank below irrelevant ones; add a reranker or fix the one in place. miss: not one relevant chunk; reranking cannot help, look at the index (missing or stale documents), chunking, embeddings and query rewriting.",
 		"percentunit",
-		query(outcomeShare1h+f, "{{outcome}}"),
+		query(ofCurrentJudge(outcomeShare1h+f), "{{outcome}}"),
 	).Min(0).Max(1).FillOpacity(60).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal))
 	changes := series("Change of each outcome's share since the baseline week",
 		"The hour's share of each outcome minus the baseline week's. When the precision-drop alert fires, its description names the one of miss and misranked that grew most, and the first step for it.",
 		"percentunit",
-		query(outcomeChange1h+f, "{{outcome}}"),
+		query(ofCurrentJudge(outcomeChange1h+f), "{{outcome}}"),
 	)
 	for _, o := range scoring.Outcomes {
 		shares.OverrideByName(string(o), []dashboard.DynamicConfigValue{fixedColor(outcomeColors[o])})
@@ -130,8 +130,8 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 		Unit("none").Decimals(0).
 		Height(8).Span(4).
 		Mappings([]dashboard.ValueMapping{deeperThan10}).
-		WithTarget(query(depth1h+f, "last hour")).
-		WithTarget(query(depth1w+f, "baseline week")))
+		WithTarget(query(ofCurrentJudge(depth1h+f), "last hour")).
+		WithTarget(query(ofCurrentJudge(depth1w+f), "baseline week")))
 	b.WithPanel(byRank(rankBars("Where the relevant chunks are: share by rank, last hour",
 		"Of the hour's relevant chunks, the share found at each rank (11+: below rank 10). A profile that falls to nothing after rank 4 says the chunks retrieved beyond it only fill the model's context."), rankShare1h))
 	b.WithPanel(byRank(rankBars("Relevant chunks at or above each rank, with the recommended depth",
@@ -147,9 +147,9 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 	b.WithPanel(series("Mean CP by variant, last hour, with 95% bands",
 		"Each variant's mean CP over the last hour (solid) and the edges of its 95% confidence band (dashed), from attributes.variant. RAGVariantRegressed fires when a variant is below the best one by more than both bands together allow, for an hour. (none): spans without the attribute, never compared.",
 		"percentunit",
-		query(named(variantMean1h+f), "{{variant}}"),
-		query(named(variantMean1h+f+` - `+variantHalf1h+f), "{{variant}} lower"),
-		query(named(variantMean1h+f+` + `+variantHalf1h+f), "{{variant}} upper"),
+		query(named(ofCurrentJudge(variantMean1h+f)), "{{variant}}"),
+		query(named(ofCurrentJudge(variantMean1h+f+` - `+variantHalf1h+f)), "{{variant}} lower"),
+		query(named(ofCurrentJudge(variantMean1h+f+` + `+variantHalf1h+f)), "{{variant}} upper"),
 	).Min(0).Max(1).
 		OverrideByRegexp(".* (lower|upper)", []dashboard.DynamicConfigValue{dashed, {Id: "custom.lineWidth", Value: 1}}))
 	b.WithPanel(table.NewPanelBuilder().
@@ -167,7 +167,7 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 		OverrideByRegexp("scores, .*", []dashboard.DynamicConfigValue{{Id: "decimals", Value: 0}}).
 		WithTransformation(dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}}).
 		WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{
-			"excludeByName": map[string]bool{"Time": true, "service_name": true, "data_source": true},
+			"excludeByName": map[string]bool{"Time": true, "service_name": true, "data_source": true, "judge_version": true},
 			"renameByName": map[string]string{
 				"Value #A": "mean, hour", "Value #B": "± 95%, hour", "Value #C": "scores, hour",
 				"Value #D": "mean, day", "Value #E": "± 95%, day", "Value #F": "scores, day",
@@ -176,14 +176,14 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 	b.WithPanel(series("Outcome shares by variant, last hour",
 		"Each variant's share of ideal, misranked and miss retrievals. A variant that misses more loses documents (its index, chunking or embeddings); one that misranks more ranks them worse (its reranker or scoring).",
 		"percentunit",
-		query(named(variantOutcome+f), "{{variant}} {{outcome}}"),
+		query(named(ofCurrentJudge(variantOutcome+f)), "{{variant}} {{outcome}}"),
 	).Min(0).Max(1))
 	b.WithPanel(series("Mean CP by variant, last day, with 95% bands",
 		"As the hour's panel, over the last day: more scores, narrower bands, and a slower response.",
 		"percentunit",
-		query(named(variantMean1d+f), "{{variant}}"),
-		query(named(variantMean1d+f+` - `+variantHalf1d+f), "{{variant}} lower"),
-		query(named(variantMean1d+f+` + `+variantHalf1d+f), "{{variant}} upper"),
+		query(named(ofCurrentJudge(variantMean1d+f)), "{{variant}}"),
+		query(named(ofCurrentJudge(variantMean1d+f+` - `+variantHalf1d+f)), "{{variant}} lower"),
+		query(named(ofCurrentJudge(variantMean1d+f+` + `+variantHalf1d+f)), "{{variant}} upper"),
 	).Min(0).Max(1).
 		OverrideByRegexp(".* (lower|upper)", []dashboard.DynamicConfigValue{dashed, {Id: "custom.lineWidth", Value: 1}}))
 }

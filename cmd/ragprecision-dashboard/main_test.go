@@ -69,10 +69,21 @@ func TestDashboardNamesOnlyExportedSeries(t *testing.T) {
 		"Judge requests", "Judge latency", "Judge tokens", "Judge cost per hour", "cache hit ratio", "Held spans",
 		"nDCG and reciprocal rank", "Retrieval outcomes, last hour", "Change of each outcome's share",
 		"Recommended retrieval depth", "share by rank", "with the recommended depth", "Mean CP by variant, last hour",
-		"Variants now", "Outcome shares by variant"} {
+		"Variants now", "Outcome shares by variant",
+		"Judge requests by purpose", "Judge cost per hour by purpose", "Canary agreement", "Canary kappa", "Canary CP error",
+		"Canary runs by outcome", "Canary confusion matrix", "Shadow agreement", "Shadow kappa", "Shadow spans by status",
+		"Cascade: LLM verdicts saved"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no panel %q", want)
 		}
+	}
+	// Judge changes are marked, per data source and judge.
+	annotations, err := promcheck.DashboardAnnotations(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(annotations) != 1 || !strings.Contains(annotations[0].Expr, "judge_version") {
+		t.Errorf("annotations %+v: want the judge changes", annotations)
 	}
 }
 
@@ -89,6 +100,11 @@ func TestDashboardCheckCatchesABrokenQuery(t *testing.T) {
 		"label_values(rag_contextual_precision_count, service_name)": "label_values(rag_contextual_precision_count, service)",
 		"rag_retrieval_outcome:share1h":                              "rag_retrieval_outcomes:share1h",
 		`rank=\"11+\"`:                                               `rank=\"12\"`,
+		// The annotation's query.
+		"last_over_time(rag_contextual_precision_count{": "last_over_time(rag_contextual_precision_counts{",
+		// A canary and a shadow panel.
+		"ragprecision_canary:kappa6h":                                     "ragprecision_canary:kappa6",
+		`status) (rate(otelcol_processor_ragprecision_shadow_spans_total`: `state) (rate(otelcol_processor_ragprecision_shadow_spans_total`,
 	} {
 		mutated := bytes.Replace(data, []byte(old), []byte(broken), 1)
 		if bytes.Equal(mutated, data) {

@@ -17,7 +17,18 @@ type DashboardQuery struct {
 
 // grafanaDashboard is the part of a dashboard's JSON model read here.
 type grafanaDashboard struct {
-	Panels     []grafanaPanel `json:"panels"`
+	Panels      []grafanaPanel `json:"panels"`
+	Annotations struct {
+		List []struct {
+			Name string `json:"name"`
+			// The query of a Prometheus annotation: target.expr, or the
+			// legacy expr Grafana moves there.
+			Expr   string `json:"expr"`
+			Target struct {
+				Expr string `json:"expr"`
+			} `json:"target"`
+		} `json:"list"`
+	} `json:"annotations"`
 	Templating struct {
 		List []struct {
 			Name  string `json:"name"`
@@ -71,6 +82,26 @@ func DashboardQueries(data []byte) ([]DashboardQuery, error) {
 	return out, nil
 }
 
+// DashboardAnnotations lists the PromQL queries of a dashboard's
+// annotations (Panel is "annotation NAME"). They are apart from
+// DashboardQueries because an annotation returns data only around the
+// events it marks.
+func DashboardAnnotations(data []byte) ([]DashboardQuery, error) {
+	var d grafanaDashboard
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	var out []DashboardQuery
+	for _, a := range d.Annotations.List {
+		for _, expr := range []string{a.Target.Expr, a.Expr} {
+			if expr != "" {
+				out = append(out, DashboardQuery{Panel: "annotation " + a.Name, Expr: expr})
+			}
+		}
+	}
+	return out, nil
+}
+
 // ParseLabelValues splits a Grafana label_values(selector, label) variable
 // query.
 func ParseLabelValues(q string) (selector, label string, err error) {
@@ -87,7 +118,7 @@ func ParseLabelValues(q string) (selector, label string, err error) {
 }
 
 // CheckDashboard checks every query of a dashboard with c: each panel
-// query, and each variable's selector and label.
+// query, each variable's selector and label, and each annotation's query.
 func (c *Checker) CheckDashboard(data []byte) error {
 	queries, err := DashboardQueries(data)
 	if err != nil {
@@ -96,6 +127,11 @@ func (c *Checker) CheckDashboard(data []byte) error {
 	if len(queries) == 0 {
 		return errors.New("the dashboard has no queries")
 	}
+	annotations, err := DashboardAnnotations(data)
+	if err != nil {
+		return err
+	}
+	queries = append(queries, annotations...)
 	var errs []error
 	for _, q := range queries {
 		expr := q.Expr
