@@ -4,12 +4,12 @@ import "math"
 
 // The rules' parameters that the oracle repeats, in steps of 5 minutes
 // where they are times: the canary's window (6h), its baseline (the week
-// before it), the guard, the z of the test, the smallest drop of agreement
-// that counts, the kappa floor, and RAGJudgeDrifted's for: (1h).
+// before it), the window's guard, the z of the test, the kappa floor, and
+// RAGJudgeDrifted's for: (1h).
 const (
 	windowSteps   = 6 * 60 / stepMinutes
 	baselineSteps = 7 * 24 * 60 / stepMinutes
-	minVerdicts   = 200
+	minVerdicts   = 150
 	z95           = 1.96
 	kappaFloor    = 0.4
 	forSteps      = 60 / stepMinutes
@@ -60,8 +60,8 @@ func window(c canaryCounters, from, to int) (agreement, bool) {
 
 // drifted is RAGJudgeDrifted's condition at a step: enough verdicts in the
 // window, and either agreement significantly and materially below the
-// baseline's (with enough verdicts there too) or kappa significantly below
-// the floor.
+// baseline's (which holds at least as many verdicts) or kappa significantly
+// below the floor.
 func drifted(c canaryCounters, step int, smallestDrop float64) bool {
 	now, ok := window(c, step-windowSteps, step)
 	if !ok || now.n < minVerdicts || now.n <= 0 {
@@ -71,7 +71,7 @@ func drifted(c canaryCounters, step int, smallestDrop float64) bool {
 		return true
 	}
 	base, ok := window(c, step-windowSteps-baselineSteps, step-windowSteps)
-	if !ok || base.n < minVerdicts {
+	if !ok || base.n < now.n {
 		return false
 	}
 	drop := base.accuracy - now.accuracy

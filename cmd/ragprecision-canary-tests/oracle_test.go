@@ -42,14 +42,14 @@ func TestWindowAgreement(t *testing.T) {
 	}
 }
 
-// A judge at the floor from the start fires an hour after it has 200
+// A judge at the floor from the start fires an hour after it has 150
 // verdicts in its window; a good one never, with or without a baseline.
 func TestReplayFloorAndFor(t *testing.T) {
 	const steps = 6 * 12
 	// 10 verdicts a step, accuracy 0.46, kappa (0.46 - 0.38) / 0.62.
 	poor := replay(constant(steps, [cells]float64{2.8, 0.2, 5.2, 1.8}), steps, minDrop)
-	// 200 verdicts at step 20: pending 20-31, firing 32-72.
-	if poor.firstFiring != 32 || poor.pending != forSteps || poor.firing != steps-31 || poor.longest != steps-19 {
+	// 150 verdicts at step 15: pending 15-26, firing 27-72.
+	if poor.firstFiring != 27 || poor.pending != forSteps || poor.firing != steps-26 || poor.longest != steps-14 {
 		t.Errorf("poor judge: %+v", poor)
 	}
 	if good := replay(constant(steps, [cells]float64{2.7, 0.3, 0.7, 6.3}), steps, minDrop); good.firstFiring != -1 || good.longest != 0 {
