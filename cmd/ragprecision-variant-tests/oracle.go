@@ -2,11 +2,12 @@ package main
 
 import "math"
 
-// The rules' parameters that the oracle repeats: the window, the guard, the
+// The rules' parameters that the oracle repeats: the window, the guards, the
 // z of the 95% half-widths and the alert's for:, in minutes.
 const (
 	windowMinutes = 60
 	minScores     = 30
+	minGap        = 0.02
 	z95           = 1.96
 	forMinutes    = 60
 )
@@ -46,7 +47,8 @@ type alertTimeline struct {
 
 // replay evaluates RAGVariantRegressed every minute over the variants'
 // counters, with a for: of forMin minutes: each variant with 30 scores in
-// the hour against the best such variant, gap > sqrt(h² + h_best²).
+// the hour against the best such variant, gap > sqrt(h² + h_best²) and
+// gap >= 0.02.
 func replay(variants []counters, minutes, forMin int) alertTimeline {
 	k := len(variants)
 	tl := alertTimeline{pending: make([]int, k), firing: make([]int, k), longest: make([]int, k), firstFiring: make([]int, k)}
@@ -65,7 +67,8 @@ func replay(variants []counters, minutes, forMin int) alertTimeline {
 		}
 		for v := range variants {
 			held := best >= 0 && v != best && stats[v].n >= minScores &&
-				stats[best].mean-stats[v].mean > math.Sqrt(math.Pow(stats[v].halfWidth, 2)+math.Pow(stats[best].halfWidth, 2))
+				stats[best].mean-stats[v].mean > math.Sqrt(math.Pow(stats[v].halfWidth, 2)+math.Pow(stats[best].halfWidth, 2)) &&
+				stats[best].mean-stats[v].mean >= minGap
 			if !held {
 				activeSince[v] = -1
 				continue
