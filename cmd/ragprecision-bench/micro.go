@@ -59,7 +59,7 @@ func find(lines []benchLine, name string) (benchLine, bool) {
 	return benchLine{}, false
 }
 
-// writeMicro prints the figures the issue sets targets for, each next to
+// writeMicro prints the figures docs/BENCHMARKS.md sets targets for, each next to
 // its baseline from the same run, then every benchmark line.
 func writeMicro(w io.Writer, lines []benchLine) {
 	fmt.Fprintln(w, "Microbenchmarks (go test -bench; every ratio is to a baseline measured in the same run)")

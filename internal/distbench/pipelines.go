@@ -31,7 +31,7 @@ type Pipeline struct {
 	LLMJudge bool
 }
 
-// DefaultPipelines are the pipelines of the issue: (a) the baseline
+// DefaultPipelines are the pipelines of docs/BENCHMARKS.md: (a) the baseline
 // without ragprecision; (b) to (d) ragprecision with builtin:lexical at 0%,
 // 1% and 100%; (e) at 1% with an LLM judge and no budget.
 func DefaultPipelines() []Pipeline {

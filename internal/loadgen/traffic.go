@@ -176,7 +176,7 @@ type Traffic struct {
 	RepeatShare float64
 }
 
-// DefaultTraffic is the load of the measurements: batches of 512
+// DefaultTraffic is the load of docs/BENCHMARKS.md's measurements: batches of 512
 // spans, 10% of them retrieval spans with 5 chunks of 500 bytes, in the
 // project's keys, every one distinct.
 func DefaultTraffic() Traffic {

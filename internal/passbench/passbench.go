@@ -23,7 +23,7 @@ import (
 //     without looking at the values: the floor of any loop over them.
 //   - Walk also reads each value's type, which is what any processor that
 //     looks at attributes pays (the value is a pointer away from its key):
-//     the "bare attribute walk".
+//     the "bare attribute walk" of docs/BENCHMARKS.md.
 //   - Read also reads every byte of every string value, once, at memory
 //     speed (strings.IndexByte, a vector instruction, for a byte no value
 //     holds): the least a processor pays that must look inside values, as

@@ -108,28 +108,13 @@ func (openLLMetryDialect) answer(r *Reader, w watched) string {
 }
 
 // An OpenLLMetry span is recognised by its traceloop.entity.output when
-// that holds documents Read can take chunks from. Every span with an entity
-// output that no other dialect claims is looked at, so as much as possible
-// is decided before the text is read:
-//
-//   - outputs of model calls, in any dialect, are answers and are not
-//     looked at (classify, dialectOf);
-//   - only JSON can hold documents: text that does not start with [ or {
-//     is rejected on its first byte, JSON that does not end with the
-//     bracket it opens with (SDKs truncate long attributes) on its last
-//     (mayHoldDocuments);
-//   - documents have a page_content: the text is searched for one at
-//     memory speed (mentionsDocuments), and parsed, once, only if it has
-//     one (holdsDocuments).
-//
-// None of these steps can miss a retrieval that Read would take chunks
-// from, whatever comes first in the text. Looking only at a window at the
-// start of the text would have made long outputs cheaper, but would miss
-// documents that come after long metadata or other keys: the cost of
-// searching the whole text is paid instead, and only by JSON outputs of
-// spans that are not model calls. An output too large to parse within the
-// byte limit is taken as a retrieval when it mentions page_content (it will
-// pass with status too_large).
+// that holds documents Read can take chunks from. Every unclaimed entity
+// output is looked at, so the cheap tests come first: model calls are
+// answers (classify, dialectOf); only JSON that ends with the bracket it
+// opens with can hold documents (mayHoldDocuments); and the whole text is
+// searched for page_content before it is parsed, once (mentionsDocuments,
+// holdsDocuments). None of these can miss a retrieval Read would take, where
+// looking at a prefix only would miss documents after long metadata.
 
 // mayHoldDocuments is the test of classify: it looks at two bytes, and
 // searches outputs no longer than shortOutput for page_content (a bounded
@@ -215,25 +200,13 @@ func (r *Reader) holdsDocuments(s string) bool {
 }
 
 // mentionsDocuments reports whether s contains "page_content", exactly as
-// strings.Contains would (whose strings.Index, bytealg.IndexString, looks
-// at one place a step on texts this long, and is several times slower).
-// Where the CPU allows, texts of avx2MinLen bytes or more (one block of
-// the vector search) are searched 32 places at once (mentionsDocumentsAVX2:
-// on amd64, see mentions_amd64.go), as fast as strings.IndexByte reads
-// prose, JSON of prose or LangChain's JSON. Otherwise, and on shorter
-// texts, the search jumps from one anchor byte of page_content to
-// the next with strings.IndexByte, a vector instruction that reads tens of
-// bytes a cycle, and compares the twelve bytes around each with two 8-byte
-// loads. Each jump costs a call, so the anchor is a byte rare in the text:
-// '_' first, rare in prose; when two jumps in a row land less than
-// denseAnchor bytes on (as in LangChain's serialisation, whose keys are
-// full of underscores, or in a run of underscores) the next of
-// documentAnchors takes over, in turn. When every anchor has been found
-// dense in turn, the next denseBlock bytes are read 8 places at a time for
-// all four anchors at once (a few cycles per 8 bytes whatever they are),
-// and the search goes back to '_'. The strategy changes only the speed:
-// each step finds the first place at or after i where page_content could
-// start, and no match can start before it.
+// strings.Contains would, several times faster on long texts: with AVX2,
+// 32 places at once (mentions_amd64.go); otherwise by jumping with
+// strings.IndexByte between anchor bytes of the key, switching to the next
+// of documentAnchors when one turns out dense in the text (LangChain's keys
+// are full of '_'), and reading denseBlock bytes 8 at a time when all are.
+// The strategy changes only the speed: each step finds the first place at
+// or after i where page_content could start.
 func mentionsDocuments(s string) bool {
 	if useAVX2 && len(s) >= avx2MinLen {
 		return mentionsDocumentsAVX2(s)

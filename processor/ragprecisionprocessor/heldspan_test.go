@@ -100,7 +100,7 @@ func rss() int64 {
 }
 
 // TestHeldSpanMemory bounds what a held span costs beyond its own encoded
-// size: the target is at most 2 KB of heap. Heap is measured, not
+// size: at most 2 KB of heap (docs/BENCHMARKS.md). Heap is measured, not
 // timed, so the bound is stable.
 func TestHeldSpanMemory(t *testing.T) {
 	if testing.Short() || raceEnabled {

@@ -100,7 +100,7 @@ func BenchmarkPassThrough(b *testing.B) {
 	}
 }
 
-// benchTraffic is the load of the whole-collector figures: batches
+// benchTraffic is the load of docs/BENCHMARKS.md's whole-collector figures: batches
 // of 512 spans, 10% of them retrieval spans of 5 chunks of 500 bytes, the
 // rest plain spans with 8 attributes.
 func benchTraffic() ptrace.Traces {
