@@ -135,7 +135,7 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 			return err // Shutdown closes the engine
 		}
 		p.product = ep
-		p.tel.useProductBuilder(ep.builder)
+		p.tel.useProductBuilder(ep.builder, ep.sums)
 	}
 	if p.cfg.ShadowJudge.Enabled() {
 		if p.shadow, err = newShadow(ctx, p.cfg, host, p.set, p.tel.ops, p.tel.judgeModel); err != nil {

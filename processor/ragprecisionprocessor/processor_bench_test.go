@@ -265,7 +265,7 @@ func benchmarkRetrievalDiagnostics(b *testing.B, sources int) {
 				tally.addScores(&one)
 			})
 			for k := range tally.scores {
-				p.tel.addDiagnostics(ctx, &tally.scores[k])
+				p.tel.addDiagnostics(&tally.scores[k])
 			}
 		})
 	// What each adds to copying the batch.

@@ -31,6 +31,7 @@ type productEndpoint struct {
 	endpoint string
 	refs     int
 	builder  *metadata.TelemetryBuilder
+	sums     *diagnosticSums
 	provider *sdkmetric.MeterProvider
 	server   *http.Server
 	served   chan struct{}
@@ -80,6 +81,10 @@ func startProductEndpoint(ctx context.Context, cfg *config.ProductMetrics, host 
 	if err != nil {
 		return nil, errors.Join(err, provider.Shutdown(ctx))
 	}
+	sums, err := newDiagnosticSums(builder)
+	if err != nil {
+		return nil, errors.Join(err, provider.Shutdown(ctx))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
@@ -97,7 +102,7 @@ func startProductEndpoint(ctx context.Context, cfg *config.ProductMetrics, host 
 	if err != nil {
 		return nil, errors.Join(err, listener.Close(), provider.Shutdown(ctx))
 	}
-	e := &productEndpoint{endpoint: cfg.Endpoint(), refs: 1, builder: builder, provider: provider, server: server, served: make(chan struct{})}
+	e := &productEndpoint{endpoint: cfg.Endpoint(), refs: 1, builder: builder, sums: sums, provider: provider, server: server, served: make(chan struct{})}
 	go func() {
 		defer close(e.served)
 		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {

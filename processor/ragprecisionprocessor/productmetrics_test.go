@@ -118,8 +118,24 @@ func TestProductMetricsEndpointIsShared(t *testing.T) {
 		h.waitSpans(1)
 	}
 	version := a.p.cfg.Judge.Version()
-	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, `rag_contextual_precision_count{data_source="retrieve",judge_model="builtin:lexical",judge_version="`+version+`",reference_source="reference",service_name="rag-api"} 2`) {
-		t.Fatalf("the two processors' scores do not add up on their shared endpoint:\n%s", body)
+	series := func(name, extra string) string {
+		return name + `{data_source="retrieve",judge_model="builtin:lexical",judge_version="` + version + `",` + extra +
+			`reference_source="reference",service_name="rag-api"}`
+	}
+	body := scrapeOpenMetrics(t, addr)
+	for _, want := range []string{
+		series("rag_contextual_precision_count", "") + " 2\n",
+		// The diagnostics' counters, kept per endpoint, add up too.
+		series("rag_retrieval_outcome_total", `outcome="ideal",`) + " 2.0\n",
+		series("rag_retrieval_outcome_total", `outcome="misranked",`) + " 0.0\n",
+		`rag_retrieval_chunks_judged_total{data_source="retrieve",judge_model="builtin:lexical",judge_version="` + version + `",rank="1",reference_source="reference",service_name="rag-api"} 2.0` + "\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the two processors' scores do not add up on their shared endpoint: no %s in\n%s", want, body)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	a.shutdown(context.Background())
 	if body := scrapeOpenMetrics(t, addr); !strings.Contains(body, "rag_contextual_precision_count") {

@@ -52,6 +52,8 @@ const (
 type telemetry struct {
 	ops     *metadata.TelemetryBuilder
 	product *metadata.TelemetryBuilder
+	// diag keeps the diagnostics' counters of product's meter.
+	diag *diagnosticSums
 
 	judgeModel   string
 	judgeVersion string
@@ -99,6 +101,10 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, g gauges)
 		scoreSetsBy:  map[scoreKey]*scoreLabelSets{},
 	}
 	t.model = metric.WithAttributeSet(attribute.NewSet(attribute.String(labelJudgeModel, judgeModel)))
+	if t.diag, err = newDiagnosticSums(ops); err != nil {
+		ops.Shutdown()
+		return nil, err
+	}
 	if err := t.registerGauges(g); err != nil {
 		ops.Shutdown()
 		return nil, err
@@ -107,9 +113,11 @@ func newTelemetry(set component.TelemetrySettings, cfg *config.Config, g gauges)
 	return t, nil
 }
 
-// useProductBuilder sends the product metrics to b from now on (Start, with
-// product_metrics.endpoint set).
-func (t *telemetry) useProductBuilder(b *metadata.TelemetryBuilder) { t.product = b }
+// useProductBuilder sends the product metrics to b, and the diagnostics'
+// counters to d, from now on (Start, with product_metrics.endpoint set).
+func (t *telemetry) useProductBuilder(b *metadata.TelemetryBuilder, d *diagnosticSums) {
+	t.product, t.diag = b, d
+}
 
 func (t *telemetry) registerGauges(g gauges) error {
 	o := t.ops
@@ -290,22 +298,22 @@ func (t *telemetry) addScores(s *tallyScores) {
 	if s.passed > 0 {
 		t.ops.ProcessorRagprecisionPassedSpansTotal.Add(ctx, s.passed, s.sets.source...)
 	}
-	t.addDiagnostics(ctx, s)
+	t.addDiagnostics(s)
 }
 
 // addDiagnostics adds a series' outcomes and chunks by rank.
-func (t *telemetry) addDiagnostics(ctx context.Context, s *tallyScores) {
+func (t *telemetry) addDiagnostics(s *tallyScores) {
 	for i, n := range s.outcomes {
 		if n > 0 {
-			t.product.RetrievalOutcomeTotal.Add(ctx, n, s.sets.outcomes[i]...)
+			s.sets.outcomes[i].Add(n)
 		}
 	}
 	for i, n := range s.judged {
 		if n > 0 {
-			t.product.RetrievalChunksJudgedTotal.Add(ctx, n, s.sets.ranks[i]...)
+			s.sets.judged[i].Add(n)
 		}
 		if r := s.relevant[i]; r > 0 {
-			t.product.RetrievalChunksRelevantTotal.Add(ctx, r, s.sets.ranks[i]...)
+			s.sets.relevant[i].Add(r)
 		}
 	}
 }
@@ -324,11 +332,12 @@ func (t *telemetry) flushScores(tally *scoreTally) {
 // ready as the slice an instrument's variadic options take, so that
 // recording allocates nothing.
 type scoreLabelSets struct {
-	record   []metric.RecordOption
-	add      []metric.AddOption
-	outcomes [numOutcomes][]metric.AddOption
-	ranks    [numRanks][]metric.AddOption
-	source   []metric.AddOption
+	record []metric.RecordOption
+	add    []metric.AddOption
+	source []metric.AddOption
+	// The diagnostics' counters of the series, by outcome and by rank.
+	outcomes         [numOutcomes]*cumulativeSum
+	judged, relevant [numRanks]*cumulativeSum
 }
 
 // scoreSets returns the attribute sets of a series, built once; the series
@@ -340,24 +349,7 @@ func (t *telemetry) scoreSets(key scoreKey) *scoreLabelSets {
 		s = t.newScoreSetsLocked(key)
 	}
 	t.mu.Unlock()
-	if !ok {
-		t.startScoreSeries(s)
-	}
 	return s
-}
-
-// startScoreSeries creates a new series' outcome and per-rank counters at
-// 0, so that shares of them have every term from the start, and only
-// counts that are not 0 need adding later.
-func (t *telemetry) startScoreSeries(s *scoreLabelSets) {
-	ctx := context.Background()
-	for i := range s.outcomes {
-		t.product.RetrievalOutcomeTotal.Add(ctx, 0, s.outcomes[i]...)
-	}
-	for i := range s.ranks {
-		t.product.RetrievalChunksJudgedTotal.Add(ctx, 0, s.ranks[i]...)
-		t.product.RetrievalChunksRelevantTotal.Add(ctx, 0, s.ranks[i]...)
-	}
 }
 
 func (t *telemetry) newScoreSetsLocked(key scoreKey) *scoreLabelSets {
@@ -371,20 +363,23 @@ func (t *telemetry) newScoreSetsLocked(key scoreKey) *scoreLabelSets {
 		labels = append(labels, attribute.String(labelVariant, key.variant))
 	}
 	labels = append(labels, attribute.String(labelJudgeVersion, t.judgeVersion))
-	with := func(extra ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(labels), extra...)...))
+	set := func(extra ...attribute.KeyValue) attribute.Set {
+		return attribute.NewSet(append(slices.Clone(labels), extra...)...)
 	}
-	product := with()
+	product := metric.WithAttributeSet(set())
 	s := &scoreLabelSets{
 		record: []metric.RecordOption{product},
 		add:    []metric.AddOption{product},
 		source: t.sourceSetLocked(key.service, key.dataSource),
 	}
+	// The diagnostics' series exist at 0 from the series' first score, so
+	// that shares of them have every term from the start.
 	for i, o := range outcomeOrder {
-		s.outcomes[i] = []metric.AddOption{with(attribute.String(labelOutcome, string(o)))}
+		s.outcomes[i] = t.diag.outcomes.sum(set(attribute.String(labelOutcome, string(o))))
 	}
 	for i, r := range scoring.RankLabels {
-		s.ranks[i] = []metric.AddOption{with(attribute.String(labelRank, r))}
+		rank := set(attribute.String(labelRank, r))
+		s.judged[i], s.relevant[i] = t.diag.judged.sum(rank), t.diag.relevant.sum(rank)
 	}
 	t.scoreSetsBy[key] = s
 	return s

@@ -57,10 +57,10 @@ type TelemetryBuilder struct {
 	ProcessorRagprecisionVerdictCacheHitsTotal    metric.Int64Counter
 	ProcessorRagprecisionVerdictCacheMissesTotal  metric.Int64Counter
 	ProcessorRagprecisionVerdictsTotal            metric.Int64Counter
-	RetrievalChunksJudgedTotal                    metric.Int64Counter
-	RetrievalChunksRelevantTotal                  metric.Int64Counter
+	RetrievalChunksJudgedTotal                    metric.Int64ObservableCounter
+	RetrievalChunksRelevantTotal                  metric.Int64ObservableCounter
 	RetrievalNdcg                                 metric.Float64Histogram
-	RetrievalOutcomeTotal                         metric.Int64Counter
+	RetrievalOutcomeTotal                         metric.Int64ObservableCounter
 	RetrievalReciprocalRank                       metric.Float64Histogram
 }
 
@@ -156,6 +156,51 @@ func (builder *TelemetryBuilder) RegisterProcessorRagprecisionTraceAnswersCallba
 		cb(ctx, &observerInt64{inst: builder.ProcessorRagprecisionTraceAnswers, obs: o})
 		return nil
 	}, builder.ProcessorRagprecisionTraceAnswers)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterRetrievalChunksJudgedTotalCallback sets callback for observable RetrievalChunksJudgedTotal metric.
+func (builder *TelemetryBuilder) RegisterRetrievalChunksJudgedTotalCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.RetrievalChunksJudgedTotal, obs: o})
+		return nil
+	}, builder.RetrievalChunksJudgedTotal)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterRetrievalChunksRelevantTotalCallback sets callback for observable RetrievalChunksRelevantTotal metric.
+func (builder *TelemetryBuilder) RegisterRetrievalChunksRelevantTotalCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.RetrievalChunksRelevantTotal, obs: o})
+		return nil
+	}, builder.RetrievalChunksRelevantTotal)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterRetrievalOutcomeTotalCallback sets callback for observable RetrievalOutcomeTotal metric.
+func (builder *TelemetryBuilder) RegisterRetrievalOutcomeTotalCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.RetrievalOutcomeTotal, obs: o})
+		return nil
+	}, builder.RetrievalOutcomeTotal)
 	if err != nil {
 		return err
 	}
@@ -369,13 +414,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{verdicts}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.RetrievalChunksJudgedTotal, err = builder.meter.Int64Counter(
+	builder.RetrievalChunksJudgedTotal, err = builder.meter.Int64ObservableCounter(
 		"rag_retrieval_chunks_judged_total",
 		metric.WithDescription("Chunks judged, by rank, in scored retrievals; with retrieval_chunks_relevant_total, the share of relevant chunks at each rank, which says how deep the retriever needs to go. [Alpha]"),
 		metric.WithUnit("{chunks}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.RetrievalChunksRelevantTotal, err = builder.meter.Int64Counter(
+	builder.RetrievalChunksRelevantTotal, err = builder.meter.Int64ObservableCounter(
 		"rag_retrieval_chunks_relevant_total",
 		metric.WithDescription("Chunks judged relevant, by rank, in scored retrievals. [Alpha]"),
 		metric.WithUnit("{chunks}"),
@@ -388,7 +433,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}...),
 	)
 	errs = errors.Join(errs, err)
-	builder.RetrievalOutcomeTotal, err = builder.meter.Int64Counter(
+	builder.RetrievalOutcomeTotal, err = builder.meter.Int64ObservableCounter(
 		"rag_retrieval_outcome_total",
 		metric.WithDescription("Scored retrievals by outcome. [Alpha]"),
 		metric.WithUnit("{spans}"),

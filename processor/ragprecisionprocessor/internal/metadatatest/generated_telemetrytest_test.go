@@ -44,6 +44,18 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterRetrievalChunksJudgedTotalCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterRetrievalChunksRelevantTotalCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterRetrievalOutcomeTotalCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ContextualPrecision.Record(context.Background(), 1)
 	tb.ContextualPrecisionSquaresTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionCanaryCpAbsErrorTotal.Add(context.Background(), 1)
@@ -67,10 +79,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorRagprecisionVerdictCacheHitsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictCacheMissesTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictsTotal.Add(context.Background(), 1)
-	tb.RetrievalChunksJudgedTotal.Add(context.Background(), 1)
-	tb.RetrievalChunksRelevantTotal.Add(context.Background(), 1)
 	tb.RetrievalNdcg.Record(context.Background(), 1)
-	tb.RetrievalOutcomeTotal.Add(context.Background(), 1)
 	tb.RetrievalReciprocalRank.Record(context.Background(), 1)
 	AssertEqualContextualPrecision(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
