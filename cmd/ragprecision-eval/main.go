@@ -262,38 +262,8 @@ func evaluate(ctx context.Context, stdout, stderr io.Writer, d dataset, src eval
 	fmt.Fprintf(stdout, " (-concurrency %d)\n\n", o.concurrency)
 
 	t := newTally(len(cs), splits, o.byType)
-	p := newProgress(stderr, o.progressEvery, time.Now)
-	err = judgeStream(ctx, src, cs, o.titles, o.concurrency, func(j judged) error {
-		if err := t.add(j); err != nil {
-			return err
-		}
-		if results != nil {
-			if err := results.write(j, cs[0].name, j.answers[0]); err != nil {
-				return fmt.Errorf("-out: %w", err)
-			}
-		}
-		failed := false
-		for _, a := range j.answers {
-			failed = failed || a.err != nil
-		}
-		p.add(len(j.r.Chunks), failed)
-		return nil
-	})
-	interrupted := err != nil && ctx.Err() != nil
-	if err != nil && !interrupted {
-		return err
-	}
-	if interrupted {
-		p.done("interrupted")
-	} else {
-		p.done("done")
-	}
-	if results != nil {
-		if err := results.finish(); err != nil {
-			return fmt.Errorf("-out: %w", err)
-		}
-	}
-	if err := printReport(stdout, cs, t); err != nil {
+	interrupted, err := judgeInto(ctx, src, cs, o.titles, o.concurrency, t, results, o.progressEvery, stdout, stderr)
+	if err != nil {
 		return err
 	}
 	if interrupted {

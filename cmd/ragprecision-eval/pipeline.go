@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -124,4 +125,43 @@ func judgeOne(ctx context.Context, j judged, cs []candidate, titles bool) judged
 		j.answers[i] = answer{res: res, err: err, took: time.Since(start)}
 	}
 	return j
+}
+
+// judgeInto judges src with cs into t, and into results when -out is set,
+// showing progress on stderr, then prints the report on stdout;
+// interrupted says that ctx ended it before src did.
+func judgeInto(ctx context.Context, src evalset.Source, cs []candidate, titles bool, concurrency int,
+	t *tally, results *resultWriter, progressEvery time.Duration, stdout, stderr io.Writer) (interrupted bool, err error) {
+	p := newProgress(stderr, progressEvery, time.Now)
+	err = judgeStream(ctx, src, cs, titles, concurrency, func(j judged) error {
+		if err := t.add(j); err != nil {
+			return err
+		}
+		if results != nil {
+			if err := results.write(j, cs[0].name, j.answers[0]); err != nil {
+				return fmt.Errorf("-out: %w", err)
+			}
+		}
+		failed := false
+		for _, a := range j.answers {
+			failed = failed || a.err != nil
+		}
+		p.add(len(j.r.Chunks), failed)
+		return nil
+	})
+	interrupted = err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
+		return false, err
+	}
+	if interrupted {
+		p.done("interrupted")
+	} else {
+		p.done("done")
+	}
+	if results != nil {
+		if err := results.finish(); err != nil {
+			return interrupted, fmt.Errorf("-out: %w", err)
+		}
+	}
+	return interrupted, printReport(stdout, cs, t)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/evalset"
@@ -115,38 +114,8 @@ func evaluateTraces(ctx context.Context, stdout, stderr io.Writer, files []strin
 
 	t := newTally(len(cs), []evalset.Split{evalset.All}, true)
 	t.recorded = true
-	p := newProgress(stderr, o.progressEvery, time.Now)
-	err = judgeStream(ctx, evalset.Limit(src, o.limit), cs, false, o.concurrency, func(j judged) error {
-		if err := t.add(j); err != nil {
-			return err
-		}
-		if results != nil {
-			if err := results.write(j, cs[0].name, j.answers[0]); err != nil {
-				return fmt.Errorf("-out: %w", err)
-			}
-		}
-		failed := false
-		for _, a := range j.answers {
-			failed = failed || a.err != nil
-		}
-		p.add(len(j.r.Chunks), failed)
-		return nil
-	})
-	interrupted := err != nil && ctx.Err() != nil
-	if err != nil && !interrupted {
-		return err
-	}
-	if interrupted {
-		p.done("interrupted")
-	} else {
-		p.done("done")
-	}
-	if results != nil {
-		if err := results.finish(); err != nil {
-			return fmt.Errorf("-out: %w", err)
-		}
-	}
-	if err := printReport(stdout, cs, t); err != nil {
+	interrupted, err := judgeInto(ctx, evalset.Limit(src, o.limit), cs, false, o.concurrency, t, results, o.progressEvery, stdout, stderr)
+	if err != nil {
 		return err
 	}
 	st := src.stats
