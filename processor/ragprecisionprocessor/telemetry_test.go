@@ -515,6 +515,30 @@ func TestRetrievalMetrics(t *testing.T) {
 	}
 }
 
+// A span whose attributes and resource lack attributes.variant's attribute
+// is recorded without a variant label, beside the labelled variants.
+func TestVariantLabelAbsentWithoutTheAttribute(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Attributes.Variant = "retriever.version" })
+	b := newBatch("rag-api")
+	s := b.project("retrieve", question, "Paris", capitalChunks...)
+	s.Attributes().PutStr("retriever.version", "v1")
+	b.project("retrieve", question, "Paris", capitalChunks...) // no variant anywhere
+	h.consume(b.td)
+	h.waitSpans(2)
+	got := map[string]uint64{}
+	for _, dp := range histogram(t, h.tel, "rag_contextual_precision").DataPoints {
+		v, ok := dp.Attributes.Value("variant")
+		key := "absent"
+		if ok {
+			key = "variant=" + v.AsString()
+		}
+		got[key] += dp.Count
+	}
+	if want := map[string]uint64{"variant=v1": 1, "absent": 1}; !maps.Equal(got, want) {
+		t.Errorf("rag_contextual_precision by variant label %v, want %v", got, want)
+	}
+}
+
 // attributes.variant labels every product metric with the value of that
 // attribute, taken from the span, else from its resource, and variants
 // count against max_series.
