@@ -5,6 +5,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
 // The recorded series of the drift canary and of the shadow judge.
@@ -50,36 +51,40 @@ group by (` + labels + `) (last_over_time(` + series + `[1h] offset ` + judgeCha
 		TagKeys("judge_model,judge_version,data_source")
 }
 
+// The legends of the canary's series, per judge, and of the shadow's, per pair.
+const (
+	canaryLegend = "{{judge_model}} {{judge_version}}"
+	shadowLegend = "{{judge_model}} vs {{shadow_model}}"
+)
+
+// recentAndLonger is a panel of a statistic over a recent window (solid) and
+// a longer one (dashed, its legend ending in longerName).
+func recentAndLonger(title, description, unit, legend, recent, longer, longerName string) *timeseries.PanelBuilder {
+	return series(title, description, unit, query(recent, legend), query(longer, legend+" "+longerName)).
+		OverrideByRegexp(".* "+longerName, []dashboard.DynamicConfigValue{dashed})
+}
+
 // trustRows are the rows that say whether the judge can be trusted: the
 // drift canary against its labels, and the shadow judge beside the primary.
 func trustRows(b *dashboard.DashboardBuilder) {
 	j := `{` + judgeFilter + `}`
 	b.WithRow(dashboard.NewRowBuilder("Is the judge still the same? Drift canary"))
-	b.WithPanel(series("Canary agreement with its labels, last 6 hours and baseline week",
+	b.WithPanel(recentAndLonger("Canary agreement with its labels, last 6 hours and baseline week",
 		"The share of the canary's verdicts that agree with the labels of judge.canary's file, over the last 6 hours (solid) and the week before them (dashed), per judge_model and judge_version. The canary re-judges the same labelled retrievals every interval without the verdict cache, so a fall is the judge's, not retrieval's: RAGJudgeDrifted fires when it falls significantly and by more than 0.04 below the same judge_version's week.",
-		"percentunit",
-		query(canaryAccuracy6h+j, "{{judge_model}} {{judge_version}}"),
-		query(canaryAccuracy1w+j, "{{judge_model}} {{judge_version}} baseline"),
-	).Min(0).Max(1).
-		OverrideByRegexp(".* baseline", []dashboard.DynamicConfigValue{dashed}))
-	b.WithPanel(series("Canary kappa, last 6 hours and baseline week",
+		"percentunit", canaryLegend, canaryAccuracy6h+j, canaryAccuracy1w+j, "baseline",
+	).Min(0).Max(1))
+	b.WithPanel(recentAndLonger("Canary kappa, last 6 hours and baseline week",
 		"Cohen's kappa of the canary's verdicts against its labels: agreement beyond what the shares of relevant labels and verdicts give by chance (1 perfect, 0 no better than chance: a judge answering at random, or calling everything relevant). The red line is RAGJudgeDrifted's floor, 0.4.",
-		"none",
-		query(canaryKappa6h+j, "{{judge_model}} {{judge_version}}"),
-		query(canaryKappa1w+j, "{{judge_model}} {{judge_version}} baseline"),
+		"none", canaryLegend, canaryKappa6h+j, canaryKappa1w+j, "baseline",
 	).Min(0).Max(1).
 		Thresholds(dashboard.NewThresholdsConfigBuilder().
 			Mode(dashboard.ThresholdsModeAbsolute).
 			Steps([]dashboard.Threshold{{Color: "red"}, {Value: ptr(0.4), Color: "transparent"}})).
-		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		OverrideByRegexp(".* baseline", []dashboard.DynamicConfigValue{dashed}))
-	b.WithPanel(series("Canary CP error, last 6 hours and baseline week",
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
+	b.WithPanel(recentAndLonger("Canary CP error, last 6 hours and baseline week",
 		"The mean over canary retrievals of |CP of the judge's verdicts − CP of the labels|: the error the judge puts into rag_contextual_precision, on retrievals whose truth is known.",
-		"none",
-		query(canaryCPError6h+j, "{{judge_model}} {{judge_version}}"),
-		query(canaryCPError1w+j, "{{judge_model}} {{judge_version}} baseline"),
-	).Min(0).
-		OverrideByRegexp(".* baseline", []dashboard.DynamicConfigValue{dashed}))
+		"none", canaryLegend, canaryCPError6h+j, canaryCPError1w+j, "baseline",
+	).Min(0))
 	b.WithPanel(series("Canary runs by outcome, last 6 hours",
 		"Canary runs that ended in the last 6 hours, per collector: ok, or failed (a retrieval of the run could not be judged). RAGJudgeCanaryFailing fires when more than half of a collector's failed.",
 		"short",
@@ -98,20 +103,14 @@ func trustRows(b *dashboard.DashboardBuilder) {
 		}}))
 
 	b.WithRow(dashboard.NewRowBuilder("Would another judge agree? Shadow judge"))
-	b.WithPanel(series("Shadow agreement with the primary, last hour and last day",
+	b.WithPanel(recentAndLonger("Shadow agreement with the primary, last hour and last day",
 		"The share of the chunks both judged on which the shadow judge (shadow_judge, on its percentage of scored spans) gave the primary's verdict, over the last hour (solid) and the last day (dashed), per pair.",
-		"percentunit",
-		query(shadowAgree1h+j, "{{judge_model}} vs {{shadow_model}}"),
-		query(shadowAgree1d+j, "{{judge_model}} vs {{shadow_model}} day"),
-	).Min(0).Max(1).
-		OverrideByRegexp(".* day", []dashboard.DynamicConfigValue{dashed}))
-	b.WithPanel(series("Shadow kappa, last hour and last day",
+		"percentunit", shadowLegend, shadowAgree1h+j, shadowAgree1d+j, "day",
+	).Min(0).Max(1))
+	b.WithPanel(recentAndLonger("Shadow kappa, last hour and last day",
 		"Cohen's kappa of the primary's verdicts against the shadow's on the same chunks: agreement beyond chance, per pair.",
-		"none",
-		query(shadowKappa1h+j, "{{judge_model}} vs {{shadow_model}}"),
-		query(shadowKappa1d+j, "{{judge_model}} vs {{shadow_model}} day"),
-	).Min(0).Max(1).
-		OverrideByRegexp(".* day", []dashboard.DynamicConfigValue{dashed}))
+		"none", shadowLegend, shadowKappa1h+j, shadowKappa1d+j, "day",
+	).Min(0).Max(1))
 	b.WithPanel(series("Shadow spans by status",
 		"Scored spans the shadow judge was asked to judge, per second: scored, or what stopped it (judge_error, timeout, budget, overflow, shutdown). Its failures never touch the primary score or the span's status.",
 		"ops",
