@@ -53,7 +53,9 @@ $(ROUTER): $(ROUTER_BUILDER) deploy/router/builder-config.yaml
 ## own-build: build examples/own-collector/builder-config.yaml, the minimal
 ## manifest of "Add ragprecision to your own collector" (OTLP in, ragprecision,
 ## debug out), from this checkout, and list its components.
+# The builder creates only the last directory of output_path: build/ first.
 own-build: $(BUILDER)
+	@mkdir -p $(CURDIR)/build
 	$(BUILDER) --config examples/own-collector/builder-config.yaml
 	$(CURDIR)/build/otelcol-own/otelcol-own components
 
@@ -141,7 +143,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd
+E2E_TESTS := TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.

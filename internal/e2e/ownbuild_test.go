@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,53 +17,134 @@ import (
 const builderEnv = "RAGPRECISION_BUILDER"
 
 // TestOwnCollectorBuild builds examples/own-collector/builder-config.yaml —
-// the manifest of "Add ragprecision to your own collector" — the way a user
-// outside this repository would: in a directory of their own, with the
-// replaces line pointing at a checkout by absolute path. The collector it
-// makes must list ragprecision among its components, and nothing but the
-// three it asks for.
+// the manifest of "Add ragprecision to your own collector" — as a newcomer
+// would: in a fresh clone, with the shell commands the README shows (so that
+// a step the README leaves out fails here), then with `make own-build` in
+// another fresh clone. Each collector must list ragprecision among its
+// components, nothing but the three the manifest asks for, and validate a
+// configuration that uses ragprecision.
 func TestOwnCollectorBuild(t *testing.T) {
 	t.Parallel()
 	builder := requiredBinary(t, builderEnv, "the Collector Builder")
 	root := repoRoot(t)
-	raw, err := os.ReadFile(filepath.Join(root, "examples", "own-collector", "builder-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Elsewhere than this checkout: output in a directory of the test's, the
-	// checkout named by absolute path.
-	dir := t.TempDir()
-	manifest := string(raw)
-	for old, repl := range map[string]string{
-		"output_path: ./build/otelcol-own":               "output_path: " + filepath.Join(dir, "otelcol-own"),
-		"github.com/ragprecision/ragprecision => ../../": "github.com/ragprecision/ragprecision => " + root,
-	} {
-		if !strings.Contains(manifest, old) {
-			t.Fatalf("the example manifest has no %q", old)
-		}
-		manifest = strings.Replace(manifest, old, repl, 1)
-	}
-	var parsed struct {
-		Processors []struct{ GoMod, Import string } `yaml:"processors"`
-	}
-	if err := yaml.Unmarshal([]byte(manifest), &parsed); err != nil {
-		t.Fatal(err)
-	}
-	if len(parsed.Processors) != 1 || !strings.HasPrefix(parsed.Processors[0].GoMod, "github.com/ragprecision/ragprecision v") ||
-		parsed.Processors[0].Import != "github.com/ragprecision/ragprecision/processor/ragprecisionprocessor" {
-		t.Errorf("processors: %+v", parsed.Processors)
-	}
-	path := writeFile(t, dir, "builder-config.yaml", manifest)
-	build := exec.Command(builder, "--config", path)
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("builder: %v\n%s", err, out)
-	}
+	commands := readmeOwnCollectorCommands(t, root)
 
-	out, err := exec.Command(filepath.Join(dir, "otelcol-own", "otelcol-own"), "components").CombinedOutput()
-	if err != nil {
-		t.Fatalf("components: %v\n%s", err, out)
+	// The README's commands, with `builder` on the PATH as `go install` puts
+	// it there; the install itself is the one line not run.
+	bin := t.TempDir()
+	if err := os.Symlink(builder, filepath.Join(bin, "builder")); err != nil {
+		t.Fatal(err)
 	}
+	clone := freshClone(t, root)
+	var components []byte
+	for _, line := range commands {
+		if strings.HasPrefix(line, "go install ") {
+			continue
+		}
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir = clone
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the README's %q in a fresh clone: %v\n%s", line, err, out)
+		}
+		components = out
+	}
+	checkOwnCollector(t, "the README's commands", filepath.Join(clone, "build", "otelcol-own", "otelcol-own"), components)
+
+	clone = freshClone(t, root)
+	make := exec.Command("make", "--no-print-directory", "own-build", "BUILDER="+builder)
+	make.Dir = clone
+	out, err := make.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make own-build in a fresh clone: %v\n%s", err, out)
+	}
+	// make echoes its commands: the components are what follows the last one.
+	components = afterLast(out, []byte("otelcol-own components\n"))
+	checkOwnCollector(t, "make own-build", filepath.Join(clone, "build", "otelcol-own", "otelcol-own"), components)
+}
+
+// readmeOwnCollectorCommands returns the lines of the README's shell block
+// that builds examples/own-collector, comments removed.
+func readmeOwnCollectorCommands(t *testing.T, root string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(raw), -1)
+	for _, b := range blocks {
+		if !strings.Contains(b[1], "builder --config examples/own-collector/builder-config.yaml") {
+			continue
+		}
+		var lines []string
+		for _, line := range strings.Split(b[1], "\n") {
+			if i := strings.Index(line, "#"); i >= 0 {
+				line = line[:i]
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				lines = append(lines, line)
+			}
+		}
+		return lines
+	}
+	t.Fatal("README.md has no sh block that runs builder --config examples/own-collector/builder-config.yaml")
+	return nil
+}
+
+// freshClone clones the checkout into a directory of the test's and puts the
+// working tree's version of every tracked file on it: what a fresh clone of
+// this commit plus the uncommitted edits would hold, without bin/ or build/.
+func freshClone(t *testing.T, root string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ragprecision")
+	if out, err := exec.Command("git", "clone", "--quiet", root, dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	ls := exec.Command("git", "ls-files", "-z")
+	ls.Dir = root
+	files, err := ls.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
+		raw, err := os.ReadFile(filepath.Join(root, f))
+		if os.IsNotExist(err) {
+			os.Remove(filepath.Join(dir, f))
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "build")); !os.IsNotExist(err) {
+		t.Fatalf("the fresh clone has a build directory (%v): the test would not see a missing mkdir", err)
+	}
+	return dir
+}
+
+// afterLast returns what follows the last sep in s, or nil.
+func afterLast(s, sep []byte) []byte {
+	i := bytes.LastIndex(s, sep)
+	if i < 0 {
+		return nil
+	}
+	return s[i+len(sep):]
+}
+
+// checkOwnCollector checks the `components` output of the own collector at
+// path, and that it validates a configuration that uses ragprecision.
+func checkOwnCollector(t *testing.T, how, path string, out []byte) {
+	t.Helper()
 	var components struct {
 		Receivers, Processors, Exporters, Connectors, Extensions []struct {
 			Name   string `yaml:"name"`
@@ -69,7 +152,7 @@ func TestOwnCollectorBuild(t *testing.T) {
 		}
 	}
 	if err := yaml.Unmarshal(out, &components); err != nil {
-		t.Fatalf("components output: %v\n%s", err, out)
+		t.Fatalf("%s: components output: %v\n%s", how, err, out)
 	}
 	names := func(list []struct {
 		Name   string `yaml:"name"`
@@ -82,16 +165,16 @@ func TestOwnCollectorBuild(t *testing.T) {
 		return strings.Join(n, ",")
 	}
 	if got := names(components.Processors); got != "ragprecision" {
-		t.Errorf("processors %q, want ragprecision", got)
+		t.Errorf("%s: processors %q, want ragprecision", how, got)
 	} else if m := components.Processors[0].Module; !strings.HasPrefix(m, "github.com/ragprecision/ragprecision ") {
-		t.Errorf("ragprecision from module %q", m)
+		t.Errorf("%s: ragprecision from module %q", how, m)
 	}
 	if got := names(components.Receivers) + "|" + names(components.Exporters) + "|" + names(components.Connectors) + "|" + names(components.Extensions); got != "otlp|debug||" {
-		t.Errorf("receivers|exporters|connectors|extensions = %q, want otlp|debug||", got)
+		t.Errorf("%s: receivers|exporters|connectors|extensions = %q, want otlp|debug||", how, got)
 	}
 
 	// And it runs ragprecision: a configuration that uses it validates.
-	cfg := writeFile(t, dir, "config.yaml", `
+	cfg := writeFile(t, t.TempDir(), "config.yaml", `
 receivers:
   otlp:
     protocols:
@@ -110,9 +193,51 @@ service:
       processors: [ragprecision]
       exporters: [debug]
 `)
-	if out, err := exec.Command(filepath.Join(dir, "otelcol-own", "otelcol-own"), "validate", "--config", cfg).CombinedOutput(); err != nil {
-		t.Errorf("validate: %v\n%s", err, out)
+	if out, err := exec.Command(path, "validate", "--config", cfg).CombinedOutput(); err != nil {
+		t.Errorf("%s: validate: %v\n%s", how, err, out)
 	}
-	t.Logf("built examples/own-collector/builder-config.yaml out of tree; components: receivers %s, processors %s (%s), exporters %s",
-		names(components.Receivers), names(components.Processors), components.Processors[0].Module, names(components.Exporters))
+	t.Logf("%s: components: receivers %s, processors %s, exporters %s",
+		how, names(components.Receivers), names(components.Processors), names(components.Exporters))
+}
+
+// TestBuilderAllowsMixedVersions holds the README to what the builder
+// v0.161.0 does with a manifest that mixes collector releases: it generates
+// the sources and resolves the modules without a complaint, also with
+// --skip-strict-versioning=false (compiling is left out: it adds minutes and
+// proves nothing more about the check). Were the builder to refuse it, the
+// README would have to say so again.
+func TestBuilderAllowsMixedVersions(t *testing.T) {
+	t.Parallel()
+	builder := requiredBinary(t, builderEnv, "the Collector Builder")
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "own-collector", "builder-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest := string(raw)
+	for old, repl := range map[string]string{
+		"otlpreceiver v0.161.0":                          "otlpreceiver v0.160.0",
+		"output_path: ./build/otelcol-own":               "output_path: " + filepath.Join(dir, "otelcol-own"),
+		"github.com/ragprecision/ragprecision => ../../": "github.com/ragprecision/ragprecision => " + root,
+	} {
+		if !strings.Contains(manifest, old) {
+			t.Fatalf("the example manifest has no %q", old)
+		}
+		manifest = strings.Replace(manifest, old, repl, 1)
+	}
+	path := writeFile(t, dir, "builder-config.yaml", manifest)
+	build := exec.Command(builder, "--config", path, "--skip-compilation", "--skip-strict-versioning=false")
+	build.Dir = dir
+	out, err := build.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the builder refused a manifest with otlpreceiver v0.160.0 next to v0.161.0 (the README says it does not): %v\n%s", err, out)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "otelcol-own", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gomod), "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0") {
+		t.Fatalf("the generated go.mod does not keep otlpreceiver v0.160.0:\n%s", gomod)
+	}
 }
