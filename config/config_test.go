@@ -126,8 +126,8 @@ func TestAPIKeyIsNotPrinted(t *testing.T) {
 	}
 }
 
-// Each file in testdata/invalid names, on its first line, the error it must
-// produce; the error must name the key.
+// Each file in testdata/invalid names, on its first lines, the errors it
+// must produce, all at once; each error must name the key.
 func TestInvalidConfigs(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "invalid", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -135,13 +135,15 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			want := wantLine(t, f)
+			wants := wantLines(t, f)
 			_, err := load(t, f, "ragprecision")
 			if err == nil {
-				t.Fatalf("accepted; want error %q", want)
+				t.Fatalf("accepted; want errors %q", wants)
 			}
-			if !strings.Contains(err.Error(), want) {
-				t.Fatalf("error\n  %v\ndoes not contain\n  %s", err, want)
+			for _, want := range wants {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error\n  %v\ndoes not contain\n  %s", err, want)
+				}
 			}
 			// One problem, one error: config and judge must not both
 			// report it, in words that may contradict each other.
@@ -157,19 +159,26 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 }
 
-func wantLine(t *testing.T, path string) string {
+// wantLines returns the errors a file in testdata/invalid names: one per
+// "# want: " line at its top, every one of them reported at once.
+func wantLines(t *testing.T, path string) []string {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Scan()
-	want, ok := strings.CutPrefix(s.Text(), "# want: ")
-	if !ok {
+	var wants []string
+	for s := bufio.NewScanner(f); s.Scan(); {
+		want, ok := strings.CutPrefix(s.Text(), "# want: ")
+		if !ok {
+			break
+		}
+		wants = append(wants, want)
+	}
+	if len(wants) == 0 {
 		t.Fatalf("%s: first line must be '# want: <error>'", path)
 	}
-	return want
+	return wants
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {

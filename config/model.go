@@ -128,6 +128,13 @@ func parseProviderModel(s string) (provider, name string, err error) {
 		known = known || p == provider
 	}
 	if !known {
+		if near := closest(provider, providers()); len(near) > 0 {
+			for i, p := range near {
+				near[i] = p + ":" + name
+			}
+			return "", "", fmt.Errorf("unknown provider %q in %q (did you mean %s?); allowed providers: %s",
+				provider, s, strings.Join(near, " or "), strings.Join(providers(), ", "))
+		}
 		return "", "", fmt.Errorf("unknown provider %q in %q; allowed providers: %s (a bare model name means openai; write openai:%s for an OpenAI model whose name has colons)",
 			provider, s, strings.Join(providers(), ", "), s)
 	}
