@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/confmap"
 )
 
 // This file decodes the processor's YAML so that a bad config is refused
