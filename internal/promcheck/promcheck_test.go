@@ -5,8 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 const rulesPath = "../../deploy/prometheus/ragprecision.rules.yml"
@@ -132,9 +134,6 @@ func TestRulesNameOnlyExportedSeries(t *testing.T) {
 				t.Errorf("%s has no %s", r.Alert, a)
 			}
 		}
-		if !strings.Contains(r.Annotations["description"], "docs/OPERATING.md#"+strings.ToLower(r.Alert)) {
-			t.Errorf("%s: description does not point at its runbook section", r.Alert)
-		}
 		if r.Labels["severity"] == "" {
 			t.Errorf("%s has no severity", r.Alert)
 		}
@@ -153,6 +152,87 @@ func TestRulesNameOnlyExportedSeries(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), "| `"+a+"` |") {
 			t.Errorf("the README's alert table has no row for %s", a)
+		}
+	}
+}
+
+// runbookURL is the runbook_url annotation every alert carries: a base URL,
+// replaced by the external label ragprecision_runbook_base when it is set,
+// and the anchor of the alert's section of docs/OPERATING.md.
+var runbookURL = regexp.MustCompile(`^\{\{ or \$externalLabels\.ragprecision_runbook_base "(https://[^"#]+)" \}\}#([a-z0-9_-]+)$`)
+
+// Every alert links its runbook section by runbook_url, under one base, and
+// the section exists: the anchor GitHub gives a heading of
+// docs/OPERATING.md. No annotation names a path in the repository.
+func TestAlertsHaveRunbookURLs(t *testing.T) {
+	f, err := LoadRules(rulesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operating, err := os.ReadFile("../../docs/OPERATING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(operating), "\n") {
+		if heading, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			anchors[headingAnchor(heading)] = true
+		}
+	}
+	bases := map[string]bool{}
+	alerts := 0
+	for _, r := range f.Rules() {
+		if r.Alert == "" {
+			continue
+		}
+		alerts++
+		m := runbookURL.FindStringSubmatch(r.Annotations["runbook_url"])
+		if m == nil {
+			t.Errorf("%s: runbook_url %q is not {{ or $externalLabels.ragprecision_runbook_base \"https://…\" }}#anchor", r.Alert, r.Annotations["runbook_url"])
+			continue
+		}
+		bases[m[1]] = true
+		if !anchors[m[2]] {
+			t.Errorf("%s: runbook_url's anchor #%s is no heading of docs/OPERATING.md", r.Alert, m[2])
+		}
+		if m[2] != strings.ToLower(r.Alert) {
+			t.Errorf("%s: runbook_url points at #%s, not at the alert's own section", r.Alert, m[2])
+		}
+		for name, text := range r.Annotations {
+			if name != "runbook_url" && (strings.Contains(text, "docs/") || strings.Contains(text, "OPERATING.md")) {
+				t.Errorf("%s: annotation %s names a repository path: %q", r.Alert, name, text)
+			}
+		}
+	}
+	if alerts == 0 || len(bases) != 1 {
+		t.Errorf("%d alerts, runbook bases %v: want one base for all", alerts, bases)
+	}
+}
+
+// headingAnchor is the anchor GitHub gives a Markdown heading: lower case,
+// punctuation other than - and _ removed, spaces turned into hyphens.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func TestHeadingAnchor(t *testing.T) {
+	for heading, want := range map[string]string{
+		"RAGJudgeDown":                                      "ragjudgedown",
+		"Retrieval outcomes: what to do first":              "retrieval-outcomes-what-to-do-first",
+		"Choosing `sampling_percentage`":                    "choosing-sampling_percentage",
+		"`judge_version`: a judge change starts new series": "judge_version-a-judge-change-starts-new-series",
+	} {
+		if got := headingAnchor(heading); got != want {
+			t.Errorf("headingAnchor(%q) = %q, want %q", heading, got, want)
 		}
 	}
 }
