@@ -105,6 +105,8 @@ demo: $(COLLECTOR)
 
 ## validate: check a collector config without starting it, e.g.
 ##   make validate CONFIG=examples/demo.yaml
+## ARGS go to the collector, e.g. a feature gate the config needs:
+##   make validate CONFIG=examples/health-check.yaml ARGS=--feature-gates=+extension.healthcheck.useComponentStatus
 ## The collector's own `validate` says nothing on success; this says which file
 ## is valid, or prints the problems and fails. ${env:...} in the file is read
 ## from your environment, as at start-up.
@@ -112,7 +114,7 @@ validate: $(COLLECTOR)
 	@if [ -z "$(CONFIG)" ]; then echo "usage: make validate CONFIG=path/to/config.yaml" >&2; exit 2; fi; \
 	status=0; \
 	for c in $(CONFIG); do \
-	  if out="$$($(COLLECTOR) validate --config "$$c" 2>&1)"; then \
+	  if out="$$($(COLLECTOR) validate --config "$$c" $(ARGS) 2>&1)"; then \
 	    [ -z "$$out" ] || echo "$$out"; echo "$$c is valid"; \
 	  else \
 	    echo "$$out" >&2; echo "$$c is not valid" >&2; status=1; \
@@ -143,7 +145,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd
+E2E_TESTS := TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.
