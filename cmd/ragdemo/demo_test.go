@@ -105,6 +105,10 @@ func checkReport(t *testing.T, report string) {
 		`reference_source="answer",service_name="ragdemo",variant="v2"}`,
 		`rag_retrieval_outcome_total{data_source="handbook",`,
 		`otelcol_processor_ragprecision_scored_spans_total{data_source="handbook",service_name="ragdemo"} ` + strconv.Itoa(2*len(questions)),
+		// builtin:lexical makes no requests: the report says why the counter is 0.
+		`otelcol_processor_ragprecision_judge_requests_total{judge_model="builtin:lexical",outcome="ok",purpose="traffic"} 0`,
+		"builtin:lexical judges inside the collector, without requests: judge_requests_total stays at 0 while\nscored_spans_total counts " + strconv.Itoa(2*len(questions)),
+		"The judge agreed with the author's relevance labels on ",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
@@ -135,6 +139,13 @@ func checkReport(t *testing.T, report string) {
 	}
 	if !regexp.MustCompile(`v1 (finds the relevant chunks but ranks them lower|misses more)`).MatchString(report) {
 		t.Error("the comparison does not say what v1 gets wrong")
+	}
+	// Every good ranking that is not ideal is explained, rank by rank.
+	goodMisranked := regexp.MustCompile(`(?m)^(\d+) .* v2 \(good\) .* (misranked|miss) `).FindAllStringSubmatch(report, -1)
+	for _, m := range goodMisranked {
+		if !regexp.MustCompile(`(?m)^ +row ` + m[1] + ` \(v2\): rank \d is `).MatchString(report) {
+			t.Errorf("row %s, a good ranking, is %s without a word why", m[1], m[2])
+		}
 	}
 	if strings.Contains(report, "note:") {
 		t.Error("every retrieval should be scored, v2's good rankings above v1's bad ones")

@@ -180,6 +180,16 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "\nVerdicts are in rank order (✓ relevant, ✗ not); CP = Σ P@k·v_k / Σ v_k, pass at >= 0.7.\n"+
 		"OUTCOME: ideal (relevant chunks on top), misranked (relevant chunks below others), miss (none relevant).\n"+
 		"CP, OUTCOME and NDCG are what the collector wrote on each span.\n\n")
+	if lines := explainRankings(res.results); len(lines) > 0 {
+		fmt.Fprintf(out, "Why not every %s (good) ranking is ideal: the demo's good rankings let a near-miss in, as real\n"+
+			"retrievers do (cmd/ragdemo/corpus.go), and the judge is not the author:\n", variantNew)
+		for _, l := range lines {
+			fmt.Fprintln(out, "    "+l)
+		}
+	}
+	if agree, judged := labelAgreement(res.results); judged > 0 {
+		fmt.Fprintf(out, "The judge agreed with the author's relevance labels on %d of %d chunks.\n\n", agree, judged)
+	}
 	if err := printComparison(out, sum); err != nil {
 		return err
 	}
@@ -203,6 +213,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			"      / sum by (data_source) (rate(rag_contextual_precision_count[10m]))\n"+
 			"Per variant, the hour's mean CP that RAGVariantRegressed compares (deploy/prometheus/ragprecision.rules.yml):\n"+
 			"    service_data_source_variant:rag_contextual_precision:mean1h\n")
+	}
+	if note := inProcessJudgeNote(res.results); note != "" {
+		fmt.Fprintln(out, "\n"+note)
 	}
 
 	// The checks come last, so that a failing demo still shows what it saw.

@@ -77,6 +77,85 @@ func verdictMarks(vs []bool) string {
 	return b.String()
 }
 
+// explainRankings says why good rankings came out other than ideal, rank
+// by rank: a chunk judged not relevant above a relevant one is either a
+// distractor the demo's data puts there on purpose (corpus.go: a good
+// retriever lets a near-miss in), or a chunk the author labelled relevant
+// and the judge did not. Nothing when every good ranking is ideal.
+func explainRankings(results []result) []string {
+	var lines []string
+	for i, r := range results {
+		if !r.scored || r.ranking != rankingGood || r.retrievalOutcome == outcomeIdeal || len(r.verdicts) != len(r.chunkIDs) {
+			continue
+		}
+		last := slices.Index(r.verdicts, true)
+		for k := len(r.verdicts) - 1; k >= 0; k-- {
+			if r.verdicts[k] {
+				last = k
+				break
+			}
+		}
+		var why []string
+		for k := 0; k < last; k++ {
+			if r.verdicts[k] {
+				continue
+			}
+			id := r.chunkIDs[k]
+			if slices.Contains(r.question.relevant, id) {
+				why = append(why, fmt.Sprintf("rank %d is %s, which the author labels relevant and the judge did not", k+1, id))
+			} else {
+				why = append(why, fmt.Sprintf("rank %d is %s, a distractor put there on purpose (the judge agrees)", k+1, id))
+			}
+		}
+		if len(why) > 0 {
+			lines = append(lines, fmt.Sprintf("row %d (%s): %s, above a relevant chunk.", i+1, r.variant, strings.Join(why, "; ")))
+		}
+	}
+	return lines
+}
+
+// labelAgreement counts the chunks of scored results whose verdict agrees
+// with the author's relevance label, and the chunks judged.
+func labelAgreement(results []result) (agree, judged int) {
+	for _, r := range results {
+		if !r.scored || len(r.verdicts) != len(r.chunkIDs) {
+			continue
+		}
+		for k, v := range r.verdicts {
+			judged++
+			if v == slices.Contains(r.question.relevant, r.chunkIDs[k]) {
+				agree++
+			}
+		}
+	}
+	return agree, judged
+}
+
+// inProcessJudgeNote explains judge_requests_total at 0 when every score
+// came from builtin:lexical, which judges in the collector, without a
+// request; "" otherwise.
+func inProcessJudgeNote(results []result) string {
+	scored := 0
+	for _, r := range results {
+		if !r.scored {
+			continue
+		}
+		if r.judge != builtinJudge {
+			return ""
+		}
+		scored++
+	}
+	if scored == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s judges inside the collector, without requests: judge_requests_total stays at 0 while\n"+
+		"scored_spans_total counts %d. An LLM judge (e.g. openai:gpt-4o-mini) counts one request per chunk there\n"+
+		"(one per span with judge.mode: batched), by outcome.", builtinJudge, scored)
+}
+
+// builtinJudge is the offline judge examples/demo.yaml configures.
+const builtinJudge = "builtin:lexical"
+
 // truncate shortens s to at most n runes, marking the cut with an ellipsis.
 func truncate(s string, n int) string {
 	r := []rune(s)

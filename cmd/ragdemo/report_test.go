@@ -270,3 +270,49 @@ func TestCollectResults(t *testing.T) {
 		t.Errorf("want the touched, the diagnosed and the lost plain span reported, got %v", o.plainChanged)
 	}
 }
+
+func TestExplainRankings(t *testing.T) {
+	q := questions[1] // memory_limiter: relevant memory-limiter and pipelines
+	good := sentCase{question: q, ranking: rankingGood, variant: variantNew, chunkIDs: q.good}
+	bad := sentCase{question: q, ranking: rankingBad, variant: variantOld, chunkIDs: q.bad}
+	results := []result{
+		// The good ranking as the author labels it: batch, a distractor, at rank 2.
+		{sentCase: good, scored: true, verdicts: []bool{true, false, true, false}, retrievalOutcome: outcomeMisranked, variant: variantNew},
+		// Bad rankings are not explained: misranked is what they are for.
+		{sentCase: bad, scored: true, verdicts: []bool{false, false, true, true}, retrievalOutcome: outcomeMisranked, variant: variantOld},
+		// The judge missed pipelines, labelled relevant, at rank 3.
+		{sentCase: good, scored: true, verdicts: []bool{false, false, false, true}, retrievalOutcome: outcomeMisranked, variant: variantNew},
+		// Ideal, unscored: nothing to say.
+		{sentCase: good, scored: true, verdicts: []bool{true, false, false, false}, retrievalOutcome: outcomeIdeal, variant: variantNew},
+		{sentCase: good, status: "timeout"},
+	}
+	got := explainRankings(results)
+	want := []string{
+		"row 1 (v2): rank 2 is batch, a distractor put there on purpose (the judge agrees), above a relevant chunk.",
+		"row 3 (v2): rank 1 is memory-limiter, which the author labels relevant and the judge did not; " +
+			"rank 2 is batch, a distractor put there on purpose (the judge agrees); " +
+			"rank 3 is pipelines, which the author labels relevant and the judge did not, above a relevant chunk.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if agree, judged := labelAgreement(results); agree != 4+4+1+3 || judged != 16 {
+		t.Errorf("labelAgreement = %d of %d, want 12 of 16", agree, judged)
+	}
+}
+
+func TestInProcessJudgeNote(t *testing.T) {
+	lexical := []result{{scored: true, judge: "builtin:lexical"}, {scored: true, judge: "builtin:lexical"}, {status: "timeout"}}
+	if note := inProcessJudgeNote(lexical); !strings.Contains(note, "builtin:lexical judges inside the collector, without requests") ||
+		!strings.Contains(note, "scored_spans_total counts 2") {
+		t.Errorf("note %q", note)
+	}
+	for name, results := range map[string][]result{
+		"an LLM judge": {{scored: true, judge: "builtin:lexical"}, {scored: true, judge: "openai:gpt-4o-mini"}},
+		"no score":     {{status: "timeout", judge: "builtin:lexical"}},
+	} {
+		if note := inProcessJudgeNote(results); note != "" {
+			t.Errorf("%s: note %q, want none", name, note)
+		}
+	}
+}
