@@ -41,9 +41,11 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	// a misspelt key under judge: would pass unnoticed.
 	for _, k := range conf.AllKeys() {
 		path := strings.Split(k, confmap.KeyDelimiter)
-		if _, _, known := keyType(reflect.TypeFor[Config](), path); !known && !bad[strings.Join(path, ".")] {
-			problems = append(problems, decodeProblem(path, conf.Get(k), nil))
-			bad[strings.Join(path, ".")] = true
+		if _, _, known := keyType(reflect.TypeFor[Config](), path); !known {
+			if key, problem := decodeProblem(path, conf.Get(k), nil); !bad[key] {
+				problems = append(problems, problem)
+				bad[key] = true
+			}
 		}
 	}
 	if len(problems) == 0 {
@@ -76,8 +78,11 @@ func (c *Config) decodeKeyByKey(conf *confmap.Conf) (problems []error, bad map[s
 		}
 		if err := probe.Unmarshal((*rawConfig)(Default())); err != nil {
 			path := strings.Split(k, confmap.KeyDelimiter)
-			problems = append(problems, decodeProblem(path, conf.Get(k), err))
-			bad[strings.Join(path, ".")] = true
+			key, problem := decodeProblem(path, conf.Get(k), err)
+			if !bad[key] {
+				problems = append(problems, problem)
+				bad[key] = true
+			}
 			good.Delete(k)
 		}
 	}
@@ -101,8 +106,8 @@ var (
 
 // decodeProblem says why the value at path could not be decoded (err, nil
 // for a key that does not exist): the key, the value (unless it is a
-// secret) and what the key takes.
-func decodeProblem(path []string, value any, err error) error {
+// secret) and what the key takes. It returns the key it reports, dotted.
+func decodeProblem(path []string, value any, err error) (string, error) {
 	t, depth, known := keyType(reflect.TypeFor[Config](), path)
 	key := strings.Join(path[:depth], ".")
 	if !known {
@@ -122,7 +127,7 @@ func decodeProblem(path []string, value any, err error) error {
 		if depth > 0 {
 			where = "under " + key
 		}
-		return fmt.Errorf("%s; allowed %s: %s", msg, where, strings.Join(allowed, ", "))
+		return strings.Join(path[:depth+1], "."), fmt.Errorf("%s; allowed %s: %s", msg, where, strings.Join(allowed, ", "))
 	}
 	got := fmt.Sprintf("%q", fmt.Sprint(value))
 	if depth < len(path) {
@@ -134,24 +139,24 @@ func decodeProblem(path []string, value any, err error) error {
 	}
 	switch {
 	case t == durationType:
-		return fmt.Errorf("%s: %s is not a duration; write a number and a unit (ns, us, ms, s, m, h), e.g. %s: 30s", key, got, path[len(path)-1])
+		return key, fmt.Errorf("%s: %s is not a duration; write a number and a unit (ns, us, ms, s, m, h), e.g. %s: 30s", key, got, path[len(path)-1])
 	case t.Kind() == reflect.Bool:
-		return fmt.Errorf("%s: must be true or false, got %s", key, got)
+		return key, fmt.Errorf("%s: must be true or false, got %s", key, got)
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		return fmt.Errorf("%s: must be a whole number, got %s", key, got)
+		return key, fmt.Errorf("%s: must be a whole number, got %s", key, got)
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		return fmt.Errorf("%s: must be a number, got %s", key, got)
+		return key, fmt.Errorf("%s: must be a number, got %s", key, got)
 	case t.Kind() == reflect.String:
-		return fmt.Errorf("%s: must be a string, got %s", key, got)
+		return key, fmt.Errorf("%s: must be a string, got %s", key, got)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
-		return fmt.Errorf("%s: must be a list of strings, got %s", key, got)
+		return key, fmt.Errorf("%s: must be a list of strings, got %s", key, got)
 	case t.Kind() == reflect.Struct:
-		return fmt.Errorf("%s: must be a map with the keys %s, got %s", key, strings.Join(keysOf(t), ", "), got)
+		return key, fmt.Errorf("%s: must be a map with the keys %s, got %s", key, strings.Join(keysOf(t), ", "), got)
 	}
 	if err == nil {
-		return fmt.Errorf("%s: %s is not allowed", key, got)
+		return key, fmt.Errorf("%s: %s is not allowed", key, got)
 	}
-	return fmt.Errorf("%s: %s is not allowed: %s", key, got, decoderMessage(err))
+	return key, fmt.Errorf("%s: %s is not allowed: %s", key, got, decoderMessage(err))
 }
 
 // decoderMessage is the decoder's error without its framing.
@@ -210,11 +215,15 @@ func optionalValue(t reflect.Type) reflect.Type {
 // fieldByKey finds the type of the field of struct t that key decodes
 // into, looking into squashed fields.
 func fieldByKey(t reflect.Type, key string) (reflect.Type, bool) {
+	var remain reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
 		switch {
-		case opts == "squash" || (f.Anonymous && name == ""):
+		case hasOption(opts, "remain"):
+			// It takes every key its struct does not name.
+			remain = f.Type
+		case hasOption(opts, "squash") || (f.Anonymous && name == ""):
 			if ft, ok := fieldByKey(f.Type, key); ok {
 				return ft, true
 			}
@@ -223,7 +232,20 @@ func fieldByKey(t reflect.Type, key string) (reflect.Type, bool) {
 			return f.Type, true
 		}
 	}
+	if remain != nil && remain.Kind() == reflect.Map {
+		return remain.Elem(), true
+	}
 	return nil, false
+}
+
+// hasOption reports whether a mapstructure tag's options hold opt.
+func hasOption(opts, opt string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
 }
 
 // keysOf lists the keys struct t takes, sorted.
@@ -233,7 +255,8 @@ func keysOf(t reflect.Type) []string {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
 		switch {
-		case opts == "squash" || (f.Anonymous && name == ""):
+		case hasOption(opts, "remain"):
+		case hasOption(opts, "squash") || (f.Anonymous && name == ""):
 			keys = append(keys, keysOf(f.Type)...)
 		case name == "-" || !f.IsExported():
 		case name != "":
