@@ -200,6 +200,74 @@ service:
 		how, names(components.Receivers), names(components.Processors), names(components.Exporters))
 }
 
+// TestManifestsUseOneRelease enforces, for the builder manifests this
+// repository ships, what the builder does not: every collector module of a
+// manifest from one release — one v0 (beta) version for core and contrib
+// modules, one v1 (stable) version — and, for the manifests with
+// ragprecision in them, the release its go.mod requires.
+func TestManifestsUseOneRelease(t *testing.T) {
+	root := repoRoot(t)
+	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s+go\.opentelemetry\.io/collector/component (v1\.\d+\.\d+)`).FindSubmatch(goMod)
+	if m == nil {
+		t.Fatal("go.mod does not require go.opentelemetry.io/collector/component")
+	}
+	ourStable := string(m[1])
+	for path, withRagprecision := range map[string]bool{
+		"builder-config.yaml":                        true,
+		"examples/own-collector/builder-config.yaml": true,
+		"deploy/router/builder-config.yaml":          false,
+	} {
+		raw, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var manifest struct {
+			Receivers, Processors, Exporters, Extensions, Connectors, Providers, Converters []struct {
+				GoMod string `yaml:"gomod"`
+			}
+		}
+		if err := yaml.Unmarshal(raw, &manifest); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		versions := map[string]map[string][]string{"v0": {}, "v1": {}}
+		for _, list := range [][]struct {
+			GoMod string `yaml:"gomod"`
+		}{manifest.Receivers, manifest.Processors, manifest.Exporters, manifest.Extensions, manifest.Connectors, manifest.Providers, manifest.Converters} {
+			for _, c := range list {
+				module, version, _ := strings.Cut(c.GoMod, " ")
+				if !strings.HasPrefix(module, "go.opentelemetry.io/collector/") && !strings.HasPrefix(module, "github.com/open-telemetry/opentelemetry-collector-contrib/") {
+					continue
+				}
+				major, _, _ := strings.Cut(version, ".")
+				if versions[major] == nil {
+					t.Errorf("%s: %s at %q, neither v0 nor v1", path, module, version)
+					continue
+				}
+				versions[major][version] = append(versions[major][version], module)
+			}
+		}
+		for major, byVersion := range versions {
+			if len(byVersion) > 1 {
+				t.Errorf("%s mixes collector releases: %s modules at %v", path, major, byVersion)
+			}
+		}
+		if withRagprecision {
+			for v := range versions["v1"] {
+				if v != ourStable {
+					t.Errorf("%s: stable modules at %s, but go.mod requires go.opentelemetry.io/collector/component %s", path, v, ourStable)
+				}
+			}
+		}
+		if len(versions["v0"]) == 0 {
+			t.Errorf("%s: no collector module found", path)
+		}
+	}
+}
+
 // TestBuilderAllowsMixedVersions holds the README to what the builder
 // v0.161.0 does with a manifest that mixes collector releases: it generates
 // the sources and resolves the modules without a complaint, also with
