@@ -17,15 +17,16 @@ import (
 // it cannot decode (`'max_wait' time: unknown unit`, naming neither the
 // value nor what is allowed) and Validate never runs. On that path each key
 // is decoded alone, and every problem is reported in the words of this
-// package, with the key, the value and what is allowed.
+// package, with the key, the value and what is allowed. Keys that exist
+// nowhere in Config are refused too, also where the decoder lets them pass.
 
 // rawConfig is Config without its Unmarshal method, for the decoder.
 type rawConfig Config
 
 // Unmarshal decodes the processor's section of the collector's YAML. A
-// config that decodes is left to Validate, as the collector does; one that
-// does not is refused with every key that cannot be decoded and every
-// problem Validate finds in the rest.
+// config that decodes, with no unknown key, is left to Validate, as the
+// collector does; any other is refused with every key that cannot be
+// decoded, every unknown key, and every problem Validate finds in the rest.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	var problems []error
 	bad := map[string]bool{}
