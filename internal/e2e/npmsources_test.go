@@ -21,17 +21,19 @@ import (
 )
 
 // TestNPMInstrumentations runs the retrieval sources of the README's
-// dialect table that ship on npm — Chroma and Pinecone with OpenLLMetry's
-// vector-store instrumentations, Amazon Bedrock Knowledge Bases with
-// OpenInference's, LlamaIndex.TS with OpenLLMetry's — as an application
+// dialect table that ship on npm — Chroma, Pinecone and Qdrant with
+// OpenLLMetry's vector-store instrumentations, Cohere's reranker with
+// OpenLLMetry's, Amazon Bedrock Knowledge Bases with OpenInference's,
+// LlamaIndex.TS with OpenLLMetry's — as an application
 // runs them: the real client libraries and instrumentations, at the
 // versions pinned in testdata/npmsources/package-lock.json, against local
 // services that answer as the real ones do (vectorservices_test.go),
 // exporting over OTLP/HTTP to the built collector. Their retrievals must
 // come out scored with the verdicts of a keyword judge in the services'
-// rank order, and every other span they emit (upserts, gets, deletes,
-// retrieve-and-generate, the query engine, the synthesizer, embeddings)
-// untouched.
+// rank order (a reranker's on its output, with its input ranking's scores
+// beside), and every other span they emit (upserts, gets, deletes,
+// retrieve-and-generate, the query engine, the synthesizer, embeddings,
+// chat and generate) untouched.
 func TestNPMInstrumentations(t *testing.T) {
 	t.Parallel()
 	bin := collectorBinary(t)
@@ -52,6 +54,11 @@ func TestNPMInstrumentations(t *testing.T) {
 	bedrock := startFakeBedrockAgentRuntime(t, npmAnswer, []kbChunk{
 		{"oslo", npmOslo, 0.9}, {"bananas", npmBananas, 0.8}, {"paris", npmParis, 0.7}, {"seine", npmSeine, 0.1},
 	})
+	qdrant := startFakeQdrant(t)
+	// The reranker is given the chunks in the order of cohereDocs and
+	// ranks them by these relevances: Paris, Oslo, the Seine (top 3).
+	cohereDocs := []string{npmBananas, npmParis, npmOslo, npmSeine}
+	cohere := startFakeCohere(t, npmAnswer, map[string]float64{npmParis: 0.92, npmOslo: 0.61, npmSeine: 0.55, npmBananas: 0.07})
 
 	// Embeddings are chosen so that each service ranks the chunks as
 	// wanted below: Chroma by squared distance to (0,0), Pinecone and
@@ -67,6 +74,19 @@ func TestNPMInstrumentations(t *testing.T) {
 		{"seine", npmSeine, []float64{1, 0.5}}, {"oslo", npmOslo, []float64{0, 1}}}
 	llamaDocs := []doc{{"paris", npmParis, []float64{1, 0.1}}, {"bananas", npmBananas, []float64{1, 0.3}},
 		{"oslo", npmOslo, []float64{1, 0.5}}, {"seine", npmSeine, []float64{1, 0.7}}, {"lisbon", npmLisbon, []float64{1, 0.9}}}
+	// Qdrant's ids are UUIDs (as LangChain.js makes them) or integers.
+	type qdrantDoc struct {
+		ID        any       `json:"id"`
+		Text      string    `json:"text"`
+		Embedding []float64 `json:"embedding"`
+	}
+	qdrantLangChainDocs := []qdrantDoc{
+		{"5e0c9d52-2a4b-4f43-9c52-0d6a3c1f0a01", npmParis, []float64{1, 0.1}},
+		{"5e0c9d52-2a4b-4f43-9c52-0d6a3c1f0a02", npmBananas, []float64{1, 0.3}},
+		{"5e0c9d52-2a4b-4f43-9c52-0d6a3c1f0a03", npmSeine, []float64{1, 0.5}},
+		{"5e0c9d52-2a4b-4f43-9c52-0d6a3c1f0a04", npmOslo, []float64{0, 1}}}
+	qdrantTextDocs := []qdrantDoc{{1, npmBananas, []float64{1, 0.1}}, {2, npmParis, []float64{1, 0.2}},
+		{3, npmOslo, []float64{1, 0.4}}, {4, npmSeine, []float64{0, 1}}}
 	asJSON := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -86,6 +106,9 @@ func TestNPMInstrumentations(t *testing.T) {
 		"PINECONE_URL="+pinecone.URL, "PINECONE_DOCS="+asJSON(pineconeDocs), "PINECONE_QUERY=[1,0]",
 		"BEDROCK_URL="+bedrock.URL,
 		"LLAMAINDEX_DOCS="+asJSON(llamaDocs), "LLAMAINDEX_QUERY=[1,0]",
+		"QDRANT_URL="+qdrant.URL, "QDRANT_LANGCHAIN_DOCS="+asJSON(qdrantLangChainDocs),
+		"QDRANT_TEXT_DOCS="+asJSON(qdrantTextDocs), "QDRANT_QUERY=[1,0]",
+		"COHERE_URL="+cohere.URL, "COHERE_DOCS="+asJSON(cohereDocs),
 		"OTEL_LOG_LEVEL=error",
 	)
 	out, err := cmd.CombinedOutput()
@@ -108,30 +131,52 @@ func TestNPMInstrumentations(t *testing.T) {
 		"workflow pinecone", "pinecone.upsert", "pinecone.delete",
 		"workflow bedrock", "bedrock.retrieve_and_generate",
 		"retriever_query_engine.query", "compact_and_refine.synthesize", "base_embedding.get_query_embedding",
+		"workflow qdrant langchain", "workflow qdrant langchain > qdrant.upsert",
+		"workflow qdrant langchain > qdrant.retrieve", "workflow qdrant langchain > qdrant.delete",
+		"workflow qdrant text", "workflow qdrant text > qdrant.upsert",
+		"workflow qdrant text > qdrant.retrieve", "workflow qdrant text > qdrant.delete",
+		"workflow cohere", "workflow cohere > cohere.chat", "workflow cohere > cohere.completion",
+		// Without returnDocuments the span has the input documents and
+		// only the output's relevance scores: no ranking to score.
+		"workflow cohere without documents", "workflow cohere without documents > cohere.rerank",
+		"workflow cohere v2",
 	}
-	spans := waitForNamedSpans(ctx, t, sink, append(retrievalNames(want), others...))
+	spans, all := waitForNamedSpans(ctx, t, sink, append(retrievalNames(want), others...))
 	t.Cleanup(func() {
 		if t.Failed() {
 			logSpans(t, sink.Traces())
-			t.Logf("chroma: %v\npinecone: %v\nbedrock: %v", chroma.log.all(), pinecone.log.all(), bedrock.log.all())
+			t.Logf("chroma: %v\npinecone: %v\nbedrock: %v\nqdrant: %v\ncohere: %v", chroma.log.all(), pinecone.log.all(),
+				bedrock.log.all(), qdrant.log.all(), cohere.log.all())
 		}
 	})
 	for _, w := range want {
 		checkNPMRetrieval(t, spans, w)
 	}
-	for name, s := range spans {
-		if slices.ContainsFunc(want, func(w npmRetrieval) bool { return w.span == name }) {
+	for _, s := range all {
+		if slices.ContainsFunc(want, func(w npmRetrieval) bool { return spans[w.span].SpanID() == s.SpanID() }) {
 			continue
 		}
 		for k := range s.Attributes().All() {
-			if strings.HasPrefix(k, "rag.contextual_precision") {
-				t.Errorf("%s is not a retrieval, but has %s", name, k)
+			if strings.HasPrefix(k, "rag.contextual_precision") || strings.HasPrefix(k, "rag.rerank") {
+				t.Errorf("%s is not a retrieval, but has %s", s.Name(), k)
 			}
 		}
 		for _, e := range s.Events().All() {
 			if e.Name() == "gen_ai.evaluation.result" {
-				t.Errorf("%s is not a retrieval, but has an evaluation event", name)
+				t.Errorf("%s is not a retrieval, but has an evaluation event", s.Name())
 			}
+		}
+	}
+	// Cohere's v2 client reached the service, and its rerank and chat
+	// came out as no span: the instrumentation wraps the v1 client only.
+	for _, req := range []string{"POST /v2/rerank", "POST /v2/chat"} {
+		if !slices.Contains(cohere.log.all(), req) {
+			t.Errorf("the v2 client never sent %s", req)
+		}
+	}
+	for name := range spans {
+		if strings.HasPrefix(name, "workflow cohere v2 > ") {
+			t.Errorf("the v2 client emitted %s", name)
 		}
 	}
 	// The judge saw each source's query where the source carries one.
@@ -166,6 +211,15 @@ type npmRetrieval struct {
 	query    string // the question the judge must see; "" when the source carries none
 	verdicts []bool
 	cp       float64
+	// rerankInput is the scores of a reranker's input ranking, for a
+	// span that carries it; nil for any other retrieval.
+	rerankInput *npmRerankInput
+}
+
+// npmRerankInput is the scores of a reranker's input ranking (its first
+// K, K the number of output documents), from the output's verdicts.
+type npmRerankInput struct {
+	cp, ndcg float64
 }
 
 func retrievalNames(want []npmRetrieval) []string {
@@ -200,31 +254,64 @@ func checkNPMRetrieval(t *testing.T, spans map[string]ptrace.Span, w npmRetrieva
 	if got := get("rag.contextual_precision.reference_source").Str(); got != "answer" {
 		t.Errorf("%s: reference_source %q, want answer (the trace's)", w.span, got)
 	}
+	inCP, hasInCP := a.Get("rag.rerank.input_contextual_precision")
+	inNDCG, hasInNDCG := a.Get("rag.rerank.input_ndcg")
+	switch {
+	case w.rerankInput == nil && (hasInCP || hasInNDCG):
+		t.Errorf("%s: not a reranker, but has the input ranking's scores", w.span)
+	case w.rerankInput == nil:
+	case !hasInCP || !hasInNDCG:
+		t.Errorf("%s: no input ranking's scores (rag.rerank.input_contextual_precision %v, rag.rerank.input_ndcg %v)",
+			w.span, hasInCP, hasInNDCG)
+	default:
+		if math.Abs(inCP.Double()-w.rerankInput.cp) > 1e-9 {
+			t.Errorf("%s: input CP %v, want %v", w.span, inCP.Double(), w.rerankInput.cp)
+		}
+		if math.Abs(inNDCG.Double()-w.rerankInput.ndcg) > 1e-9 {
+			t.Errorf("%s: input nDCG %v, want %v", w.span, inNDCG.Double(), w.rerankInput.ndcg)
+		}
+	}
 }
 
 // waitForNamedSpans waits until a span of each name has come out of the
-// collector, and returns the spans by name; a name that comes out twice is
-// an error.
-func waitForNamedSpans(ctx context.Context, t *testing.T, sink *otlpsink.Sink, names []string) map[string]ptrace.Span {
+// collector, and returns the spans by name, and every span that came out.
+// A name "root > name" is the span of that name in the trace whose root
+// span has that name, for spans that an instrumentation names alike; a
+// name asked for that comes out twice is an error.
+func waitForNamedSpans(ctx context.Context, t *testing.T, sink *otlpsink.Sink, names []string) (map[string]ptrace.Span, []ptrace.Span) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		byName := map[string]ptrace.Span{}
-		count := map[string]int{}
+		var all []ptrace.Span
+		roots := map[pcommon.TraceID]string{}
 		for _, td := range sink.Traces() {
 			forEachSpanOf(td, func(s ptrace.Span) {
-				byName[s.Name()] = s
-				count[s.Name()]++
+				all = append(all, s)
+				if s.ParentSpanID().IsEmpty() {
+					roots[s.TraceID()] = s.Name()
+				}
 			})
+		}
+		byName := map[string]ptrace.Span{}
+		count := map[string]int{}
+		for _, s := range all {
+			keys := []string{s.Name()}
+			if root, ok := roots[s.TraceID()]; ok && root != s.Name() {
+				keys = append(keys, root+" > "+s.Name())
+			}
+			for _, k := range keys {
+				byName[k] = s
+				count[k]++
+			}
 		}
 		missing := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return count[n] > 0 })
 		if len(missing) == 0 {
-			for n, k := range count {
-				if k > 1 {
-					t.Errorf("span %q came out %d times", n, k)
+			for _, n := range names {
+				if count[n] > 1 {
+					t.Errorf("span %q came out %d times", n, count[n])
 				}
 			}
-			return byName
+			return byName, all
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			logSpans(t, sink.Traces())

@@ -448,3 +448,246 @@ func (f *fakeBedrockAgentRuntime) serve(w http.ResponseWriter, r *http.Request) 
 		writeJSON(w, 404, map[string]string{"message": "UnknownOperationException: " + r.URL.Path})
 	}
 }
+
+// fakeQdrant answers Qdrant's REST API as @qdrant/js-client-rest 1.18
+// calls it: the server version, upsert (PUT .../points), search (highest
+// cosine similarity first, as a collection of the Cosine distance),
+// retrieve by ids (POST .../points) and delete by ids. Point ids are
+// unsigned integers or UUIDs, as in Qdrant; any other id is refused.
+type fakeQdrant struct {
+	*httptest.Server
+	log         serviceLog
+	mu          sync.Mutex
+	collections map[string]*vectorIndex
+}
+
+func startFakeQdrant(t *testing.T) *fakeQdrant {
+	f := &fakeQdrant{collections: map[string]*vectorIndex{}}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// qdrantOK is Qdrant's response envelope.
+func qdrantOK(result any) map[string]any {
+	return map[string]any{"result": result, "status": "ok", "time": 0.0001}
+}
+
+func qdrantError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"status": map[string]any{"error": msg}, "time": 0})
+}
+
+// qdrantID is a point id as Qdrant accepts it: an unsigned integer or a
+// UUID; it is kept as its JSON text so that it goes back as it came.
+func qdrantID(raw json.RawMessage) (string, error) {
+	var n uint64
+	if json.Unmarshal(raw, &n) == nil {
+		return string(raw), nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && len(s) == 36 && strings.Count(s, "-") == 4 {
+		return string(raw), nil
+	}
+	return "", fmt.Errorf("unable to parse point id %s: must be an unsigned integer or a UUID", raw)
+}
+
+func (f *fakeQdrant) collection(name string) *vectorIndex {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.collections[name]
+	if !ok {
+		c = &vectorIndex{}
+		f.collections[name] = c
+	}
+	return c
+}
+
+func (f *fakeQdrant) serve(w http.ResponseWriter, r *http.Request) {
+	f.log.note(r)
+	if r.URL.Path == "/" {
+		writeJSON(w, 200, map[string]any{"title": "qdrant - vector search engine", "version": "1.18.0"})
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/collections/")
+	name, op, _ := strings.Cut(rest, "/")
+	if !ok || name == "" {
+		qdrantError(w, 404, "Not found: "+r.URL.Path)
+		return
+	}
+	c := f.collection(name)
+	switch {
+	case op == "points" && r.Method == http.MethodPut:
+		var req struct {
+			Points []struct {
+				ID      json.RawMessage `json:"id"`
+				Vector  []float64       `json:"vector"`
+				Payload map[string]any  `json:"payload"`
+			} `json:"points"`
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		for _, p := range req.Points {
+			id, err := qdrantID(p.ID)
+			if err != nil {
+				qdrantError(w, 400, err.Error())
+				return
+			}
+			c.add(storedVector{id: id, values: p.Vector, metadata: p.Payload})
+		}
+		writeJSON(w, 200, qdrantOK(map[string]any{"operation_id": 1, "status": "completed"}))
+	case op == "points/search" && r.Method == http.MethodPost:
+		var req struct {
+			Vector      []float64 `json:"vector"`
+			Limit       int       `json:"limit"`
+			WithPayload bool      `json:"with_payload"`
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		recs, d := c.nearest(req.Vector, req.Limit, func(a, b []float64) float64 { return -cosine(a, b) })
+		result := []any{}
+		for i, rec := range recs {
+			p := map[string]any{"id": json.RawMessage(rec.id), "version": 0, "score": -d[i]}
+			if req.WithPayload {
+				p["payload"] = rec.metadata
+			}
+			result = append(result, p)
+		}
+		writeJSON(w, 200, qdrantOK(result))
+	case op == "points" && r.Method == http.MethodPost:
+		var req struct {
+			IDs         []json.RawMessage `json:"ids"`
+			WithPayload bool              `json:"with_payload"`
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		result := []any{}
+		c.mu.Lock()
+		for _, rec := range c.records {
+			if slices.ContainsFunc(req.IDs, func(id json.RawMessage) bool { return string(id) == rec.id }) {
+				p := map[string]any{"id": json.RawMessage(rec.id)}
+				if req.WithPayload {
+					p["payload"] = rec.metadata
+				}
+				result = append(result, p)
+			}
+		}
+		c.mu.Unlock()
+		writeJSON(w, 200, qdrantOK(result))
+	case op == "points/delete" && r.Method == http.MethodPost:
+		var req struct {
+			Points []json.RawMessage `json:"points"`
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		ids := make([]string, len(req.Points))
+		for i, p := range req.Points {
+			ids[i] = string(p)
+		}
+		c.remove(ids)
+		writeJSON(w, 200, qdrantOK(map[string]any{"operation_id": 2, "status": "completed"}))
+	default:
+		qdrantError(w, 404, "Not found: "+r.Method+" "+r.URL.Path)
+	}
+}
+
+// fakeCohere answers Cohere's API for the cohere-ai client: rerank (v1
+// and v2: the documents by the relevance the test gives each text, highest
+// first, top_n of them, with their texts when return_documents is set, as
+// v1 does), chat (v1 and v2) and generate, answering with the test's
+// answer.
+type fakeCohere struct {
+	*httptest.Server
+	log       serviceLog
+	relevance map[string]float64 // by document text
+	answer    string
+}
+
+func startFakeCohere(t *testing.T, answer string, relevance map[string]float64) *fakeCohere {
+	f := &fakeCohere{relevance: relevance, answer: answer}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+var cohereMeta = map[string]any{"api_version": map[string]any{"version": "1"}, "billed_units": map[string]any{"search_units": 1}}
+
+func (f *fakeCohere) serve(w http.ResponseWriter, r *http.Request) {
+	f.log.note(r)
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		writeJSON(w, 401, map[string]string{"message": "no api key supplied"})
+		return
+	}
+	switch r.URL.Path {
+	case "/v1/rerank", "/v2/rerank":
+		f.rerank(w, r)
+	case "/v1/chat":
+		writeJSON(w, 200, map[string]any{"response_id": "e2e-response", "text": f.answer, "generation_id": "e2e-generation",
+			"chat_history": []any{}, "finish_reason": "COMPLETE", "meta": cohereMeta})
+	case "/v2/chat":
+		writeJSON(w, 200, map[string]any{"id": "e2e-chat", "finish_reason": "COMPLETE",
+			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": f.answer}}},
+			"usage":   map[string]any{"billed_units": map[string]any{"input_tokens": 8, "output_tokens": 7}}})
+	case "/v1/generate":
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		writeJSON(w, 200, map[string]any{"id": "e2e-generate", "prompt": req.Prompt,
+			"generations": []any{map[string]any{"id": "e2e-generation", "text": f.answer, "finish_reason": "COMPLETE"}},
+			"meta":        map[string]any{"api_version": map[string]any{"version": "1"}, "billed_units": map[string]any{"input_tokens": 8, "output_tokens": 7}}})
+	default:
+		writeJSON(w, 404, map[string]string{"message": "not found: " + r.URL.Path})
+	}
+}
+
+func (f *fakeCohere) rerank(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Query           string            `json:"query"`
+		Documents       []json.RawMessage `json:"documents"` // strings, or {"text": ...} objects (v1)
+		TopN            int               `json:"top_n"`
+		ReturnDocuments bool              `json:"return_documents"`
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	texts := make([]string, len(req.Documents))
+	for i, d := range req.Documents {
+		var obj struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(d, &texts[i]) != nil && json.Unmarshal(d, &obj) == nil {
+			texts[i] = obj.Text
+		}
+	}
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch ra, rb := f.relevance[texts[a]], f.relevance[texts[b]]; {
+		case ra > rb:
+			return -1
+		case ra < rb:
+			return 1
+		}
+		return 0
+	})
+	if req.TopN > 0 {
+		order = order[:min(req.TopN, len(order))]
+	}
+	results := []any{}
+	for _, i := range order {
+		res := map[string]any{"index": i, "relevance_score": f.relevance[texts[i]]}
+		if req.ReturnDocuments && r.URL.Path == "/v1/rerank" {
+			res["document"] = map[string]any{"text": texts[i]}
+		}
+		results = append(results, res)
+	}
+	writeJSON(w, 200, map[string]any{"id": "e2e-rerank", "results": results, "meta": cohereMeta})
+}

@@ -19,6 +19,10 @@ const bedrock = require("@aws-sdk/client-bedrock-agent-runtime");
 const { BedrockAgentInstrumentation } = require("@arizeai/openinference-instrumentation-bedrock-agent-runtime");
 const llamaindex = require("llamaindex");
 const { LlamaIndexInstrumentation } = require("@traceloop/instrumentation-llamaindex");
+const qdrant = require("@qdrant/js-client-rest");
+const { QdrantInstrumentation } = require("@traceloop/instrumentation-qdrant");
+const cohere = require("cohere-ai");
+const { CohereInstrumentation } = require("@traceloop/instrumentation-cohere");
 
 const env = (name) => {
   const v = process.env[name];
@@ -41,6 +45,8 @@ for (const [instrumentation, module] of [
   [new PineconeInstrumentation(), pinecone],
   [new BedrockAgentInstrumentation(), bedrock],
   [new LlamaIndexInstrumentation({ traceContent: true }), llamaindex],
+  [new QdrantInstrumentation({ traceContent: true }), qdrant],
+  [new CohereInstrumentation({ traceContent: true }), cohere],
 ]) {
   instrumentation.setTracerProvider(provider);
   instrumentation.manuallyInstrument(module);
@@ -172,8 +178,50 @@ async function llamaIndexSource() {
   return engine.query({ query: corpus.question });
 }
 
+// Qdrant: upsert points with a payload in the given layout, search by
+// vector (the service ranks by cosine similarity), retrieve and delete by
+// id. LangChain.js's QdrantVectorStore (whose 0.1.0-0.1.2 releases call
+// search) keeps a point's text in payload.content and its metadata in
+// payload.metadata, under a UUID; a plain application keeps payload.text.
+async function qdrantSource(collection, docs, payload) {
+  const client = new qdrant.QdrantClient({ url: env("QDRANT_URL"), checkCompatibility: false });
+  await client.upsert(collection, {
+    wait: true,
+    points: docs.map((d) => ({ id: d.id, vector: d.embedding, payload: payload(d) })),
+  });
+  await client.search(collection, { vector: JSON.parse(env("QDRANT_QUERY")), limit: 3, with_payload: true });
+  await client.retrieve(collection, { ids: [docs[0].id], with_payload: true });
+  await client.delete(collection, { wait: true, points: [docs[docs.length - 1].id] });
+}
+
+// Cohere: rerank the documents for the question with the v1 client, with
+// the ranked documents returned (or not), then chat and generate with it.
+async function cohereSource(returnDocuments) {
+  const client = new cohere.CohereClient({ token: "co-e2e", environment: env("COHERE_URL") });
+  await client.rerank({
+    model: "rerank-english-v3.0",
+    query: corpus.question,
+    documents: JSON.parse(env("COHERE_DOCS")),
+    topN: 3,
+    returnDocuments,
+  });
+  if (!returnDocuments) return;
+  await client.chat({ model: "command-r", message: corpus.question });
+  await client.generate({ prompt: corpus.question });
+}
+
+// Cohere's v2 client: its chat and rerank go to the v2 API through a
+// client of their own, which the instrumentation does not wrap.
+async function cohereV2Source() {
+  const client = new cohere.CohereClientV2({ token: "co-e2e", environment: env("COHERE_URL") });
+  await client.rerank({ model: "rerank-v3.5", query: corpus.question, documents: JSON.parse(env("COHERE_DOCS")), topN: 3 });
+  await client.chat({ model: "command-r", messages: [{ role: "user", content: corpus.question }] });
+}
+
 async function main() {
-  const only = process.env.SOURCES ? process.env.SOURCES.split(",") : ["chroma", "pinecone", "bedrock", "llamaindex"];
+  const only = process.env.SOURCES
+    ? process.env.SOURCES.split(",")
+    : ["chroma", "pinecone", "bedrock", "llamaindex", "qdrant", "cohere"];
   const workflows = {
     chroma: () => inWorkflow("workflow chroma", traceloopWorkflow(corpus.answer), chroma),
     pinecone: () => inWorkflow("workflow pinecone", traceloopWorkflow(corpus.answer), pineconeSource),
@@ -181,6 +229,17 @@ async function main() {
     // The query engine's own span is this trace's root, as in an
     // application that calls it directly.
     llamaindex: llamaIndexSource,
+    qdrant: async () => {
+      await inWorkflow("workflow qdrant langchain", traceloopWorkflow(corpus.answer), () =>
+        qdrantSource("langchain", JSON.parse(env("QDRANT_LANGCHAIN_DOCS")), (d) => ({ content: d.text, metadata: { source: "wiki" } })));
+      await inWorkflow("workflow qdrant text", traceloopWorkflow(corpus.answer), () =>
+        qdrantSource("plain", JSON.parse(env("QDRANT_TEXT_DOCS")), (d) => ({ text: d.text, source: "wiki" })));
+    },
+    cohere: async () => {
+      await inWorkflow("workflow cohere", traceloopWorkflow(corpus.answer), () => cohereSource(true));
+      await inWorkflow("workflow cohere without documents", traceloopWorkflow(corpus.answer), () => cohereSource(false));
+      await inWorkflow("workflow cohere v2", traceloopWorkflow(corpus.answer), cohereV2Source);
+    },
   };
   for (const name of only) {
     await workflows[name]();
