@@ -171,6 +171,7 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 	p.logger.Info("ragprecision processor started",
 		zap.String("judge", engine.ID()),
 		zap.Float64("sampling_percentage", p.cfg.SamplingPercentage),
+		zap.Bool("adaptive_sampling", p.adaptive != nil),
 		zap.Bool("trace_join", p.cfg.TraceJoin.Enabled),
 		zap.Bool("inline", engine.Inline()))
 	return nil
