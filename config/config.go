@@ -100,6 +100,10 @@ type Config struct {
 	// ShadowJudge judges a share of the scored spans beside the judge.
 	ShadowJudge ShadowJudge `mapstructure:"shadow_judge"`
 
+	// AdaptiveSampling chooses the sampling percentage of each series
+	// itself, for a judge spend.
+	AdaptiveSampling AdaptiveSampling `mapstructure:"adaptive_sampling"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -164,6 +168,7 @@ func Default() *Config {
 		Cache:              Cache{Size: 100000, TTL: 24 * time.Hour},
 		ProductMetrics:     defaultProductMetrics(),
 		ShadowJudge:        defaultShadowJudge(),
+		AdaptiveSampling:   defaultAdaptiveSampling(),
 	}
 }
 
@@ -281,5 +286,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Judge.Canary.problems("judge", c.ReferenceSources)...)
 	errs = append(errs, c.ShadowJudge.problems(c.MaxWait)...)
 	errs = append(errs, c.Cache.problems()...)
+	errs = append(errs, c.AdaptiveSampling.problems(&c.Judge)...)
 	return errors.Join(errs...)
 }

@@ -57,6 +57,27 @@ func TestDefaults(t *testing.T) {
 		cfg.MaxChunks != d.MaxChunks || cfg.MaxRetrievalBytes != d.MaxRetrievalBytes || cfg.MaxSeries != d.MaxSeries || cfg.Judge.ResponseFormat != "auto" {
 		t.Fatalf("extension defaults: %+v", cfg)
 	}
+	if cfg.AdaptiveSampling != (AdaptiveSampling{MinJudgedPerHour: 100, MinPercentage: 0.1, MaxPercentage: 100, AdjustInterval: 30 * time.Second}) {
+		t.Fatalf("adaptive_sampling defaults: %+v", cfg.AdaptiveSampling)
+	}
+}
+
+// The spend defaults to 80% of the judge's budget; a set one wins.
+func TestAdaptiveSpend(t *testing.T) {
+	cfg := Default()
+	cfg.Judge.MaxRequestsPerSecond = 10
+	if got := cfg.Spend(); got != 8 {
+		t.Errorf("default spend %v, want 8", got)
+	}
+	cfg.AdaptiveSampling.JudgeRequestsPerSecond = 3
+	if got := cfg.Spend(); got != 3 {
+		t.Errorf("set spend %v, want 3", got)
+	}
+	// builtin:lexical with an explicit spend is valid.
+	cfg.AdaptiveSampling.Enabled = true
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
 }
 
 func TestFullConfig(t *testing.T) {
@@ -89,6 +110,8 @@ func TestFullConfig(t *testing.T) {
 		},
 		Cache:       Cache{Size: 5000, TTL: time.Hour},
 		ShadowJudge: defaultShadowJudge(),
+		AdaptiveSampling: AdaptiveSampling{Enabled: true, JudgeRequestsPerSecond: 2, MinJudgedPerHour: 200,
+			MinPercentage: 0.5, MaxPercentage: 50, AdjustInterval: time.Minute},
 	}
 	want.ShadowJudge.Percentage = 5
 	want.ShadowJudge.Model = mustParseModel("openai:gpt-4.1-mini")

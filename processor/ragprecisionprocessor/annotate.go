@@ -61,7 +61,7 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 		refSource:    refSource,
 		judgeID:      p.judgeID,
 		judgeVersion: p.tel.judgeVersion,
-		sampleRate:   p.sampler.rate,
+		sampleRate:   h.sampleRate,
 	}
 	markScored(span, &r, p.now())
 	p.tel.recordScore(exemplarContext(span), &r, h.series, tally)

@@ -46,10 +46,12 @@ type heldSpan struct {
 	textBytes int64
 	// call keeps the caller's context values (client metadata) without its
 	// cancellation, which ends when the synchronous call returns.
-	call      *callContext
-	deadline  time.Time
-	series    series
-	refSource string
+	call     *callContext
+	deadline time.Time
+	series   series
+	// sampleRate is the probability the span was selected at.
+	sampleRate float64
+	refSource  string
 	// bytes is what the span weighs against max_pending_bytes.
 	bytes int64
 

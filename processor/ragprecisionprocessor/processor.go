@@ -51,10 +51,13 @@ type ragProcessor struct {
 	canary  *canary
 	shadow  *shadow
 	sampler sampler
-	tel     *telemetry
-	health  *healthReporter
-	warn    *warnings
-	now     func() time.Time
+	// adaptive chooses each series' sampler (adaptive_sampling); nil
+	// when sampler, the fixed sampling_percentage, selects.
+	adaptive *rateController
+	tel      *telemetry
+	health   *healthReporter
+	warn     *warnings
+	now      func() time.Time
 
 	// stopCtx is cancelled when Shutdown runs out of time: forwards still
 	// blocked downstream are abandoned.
@@ -105,6 +108,9 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	if p.tel, err = newTelemetry(set, cfg, gauges{healthy: health.healthy, holding: p.holding, cfg: cfg}); err != nil {
 		return nil, err
 	}
+	if cfg.AdaptiveSampling.Enabled {
+		p.adaptive = newRateController(adaptiveSettings(cfg), func() time.Time { return p.now() }, p.logRateChange)
+	}
 	p.stopCtx, p.stop = context.WithCancel(context.Background())
 	p.fwd = newForwarder(next, p.stopCtx, set.Logger, p.release, p.lose)
 	p.deadlines = newDeadlines(func() time.Time { return p.now() }, p.expire)
@@ -137,6 +143,11 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 		p.product = ep
 		p.tel.useProductBuilder(ep.builder, ep.sums)
 	}
+	if p.adaptive != nil {
+		if err := p.tel.product.RegisterSamplingPercentageCallback(p.adaptive.observePercentages); err != nil {
+			return err
+		}
+	}
 	if p.cfg.ShadowJudge.Enabled() {
 		if p.shadow, err = newShadow(ctx, p.cfg, host, p.set, p.tel.ops, p.tel.judgeModel); err != nil {
 			return err
@@ -160,6 +171,7 @@ func (p *ragProcessor) Start(ctx context.Context, host component.Host) error {
 	p.logger.Info("ragprecision processor started",
 		zap.String("judge", engine.ID()),
 		zap.Float64("sampling_percentage", p.cfg.SamplingPercentage),
+		zap.Bool("adaptive_sampling", p.adaptive != nil),
 		zap.Bool("trace_join", p.cfg.TraceJoin.Enabled),
 		zap.Bool("inline", engine.Inline()))
 	return nil
@@ -175,6 +187,9 @@ type consumeState struct {
 	now        time.Time
 	inlineEnds time.Time
 	held       []*heldSpan
+	// readChunks is the chunks of the span judgeOrHold last read, -1 when
+	// it read none (adaptive_sampling counts them).
+	readChunks int
 	emptied    map[int][]int // resource index -> scopes emptied by holding
 	// tally gathers the counters of the spans scored in place, added
 	// once the batch has been read (scores).
@@ -220,8 +235,24 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 					service = serviceName(rs.Resource())
 				}
 				s := series{service: service, dataSource: p.dataSource(span), variant: p.variant(span, rs.Resource())}
-				selected := p.sampler.selected(span)
-				counts.add(s, selected)
+				var e *candidateCount
+				var selected bool
+				rate := p.sampler.rate
+				if p.adaptive == nil {
+					selected = p.sampler.selected(span)
+					counts.add(s, selected)
+				} else {
+					e = counts.entry(s)
+					if e.sampler == nil {
+						// The series' rate is taken once a batch: a
+						// lookup under a lock, not one a span.
+						e.source = p.adaptive.source(s.service, s.dataSource)
+						e.sampler = e.source.sampler.Load()
+					}
+					rate = e.sampler.rate
+					selected = e.sampler.selected(span)
+					e.count(selected)
+				}
 				if !selected {
 					continue
 				}
@@ -229,7 +260,12 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 					st.now = p.now()
 					st.inlineEnds = st.now.Add(inlineBudget)
 				}
-				h := p.judgeOrHold(&st, span, dialect, s)
+				st.readChunks = -1
+				h := p.judgeOrHold(&st, span, dialect, s, rate)
+				if e != nil && st.readChunks >= 0 {
+					e.reads++
+					e.chunks += int64(st.readChunks)
+				}
 				if h == nil {
 					continue
 				}
@@ -258,6 +294,9 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 		}
 	}
 	p.tel.recordCandidates(ctx, &counts)
+	if p.adaptive != nil {
+		p.adaptive.observeBatch(&counts)
+	}
 	if st.tally != nil {
 		p.tel.flushScores(st.tally)
 	}
@@ -282,7 +321,7 @@ func (p *ragProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 
 // judgeOrHold decides what happens to a selected span: it is judged in
 // place (inline judge), given a status at once, or returned to be held.
-func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect spanreader.Dialect, s series) *heldSpan {
+func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect spanreader.Dialect, s series, rate float64) *heldSpan {
 	// When the processor is full, say so before reading: overload is when
 	// parsing chunks that cannot be held would hurt most.
 	if status, reason := p.capacityStatus(0); status != "" {
@@ -294,12 +333,13 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		p.markUnscored(span, status, "")
 		return nil
 	}
+	st.readChunks = len(ret.Chunks)
 	src, ref, needJoin := p.pickReference(ret, "", false)
 	if src == "" && !needJoin {
 		p.markUnscored(span, ragattr.StatusNoReference, "")
 		return nil
 	}
-	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), series: s,
+	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), series: s, sampleRate: rate,
 		deadline: st.now.Add(p.cfg.MaxWait), shadowWanted: p.shadow != nil && p.shadow.sampler.selected(span)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)

@@ -21,8 +21,10 @@ type sampler struct {
 	rate float64
 }
 
-func newSampler(percentage float64) sampler {
-	p := percentage / 100
+func newSampler(percentage float64) sampler { return newSamplerProb(percentage / 100) }
+
+// newSamplerProb is the sampler of a selection probability p in [0, 1].
+func newSamplerProb(p float64) sampler {
 	if p < sampling.MinSamplingProbability {
 		return sampler{threshold: sampling.NeverSampleThreshold}
 	}

@@ -13,10 +13,17 @@ type candidateCounts struct {
 type candidateCount struct {
 	series
 	candidates, chosen int64
+	// With adaptive_sampling: the series' state and the sampler this
+	// batch selects with, and the selected spans read and their chunks.
+	source        *sourceRate
+	sampler       *sampler
+	reads, chunks int64
 }
 
-func (c *candidateCounts) add(s series, selected bool) {
-	e := c.entry(s)
+func (c *candidateCounts) add(s series, selected bool) { c.entry(s).count(selected) }
+
+// count counts a candidate, selected or not.
+func (e *candidateCount) count(selected bool) {
 	e.candidates++
 	if selected {
 		e.chosen++
@@ -57,6 +64,9 @@ type tallyScores struct {
 	sets           *scoreLabelSets
 	scored, passed int64
 	squares        float64
+	// weight and weightedSum are the Horvitz-Thompson sums Σ 1/p and
+	// Σ CP/p.
+	weight, weightedSum float64
 	// outcomes counts the scores by outcome (outcomeIndex), judged and
 	// relevant the chunks by rank (rankIndex).
 	outcomes         [numOutcomes]int64
@@ -68,6 +78,8 @@ func (s *tallyScores) add(o *tallyScores) {
 	s.scored += o.scored
 	s.passed += o.passed
 	s.squares += o.squares
+	s.weight += o.weight
+	s.weightedSum += o.weightedSum
 	for i := range s.outcomes {
 		s.outcomes[i] += o.outcomes[i]
 	}

@@ -260,6 +260,9 @@ func (t *telemetry) recordScore(ctx context.Context, r *scoreResult, s series, t
 	v := r.score.Value
 	t.product.ContextualPrecision.Record(ctx, v, sets.record...)
 	one := tallyScores{key: key, sets: sets, scored: 1, squares: v * v}
+	if r.sampleRate > 0 {
+		one.weight, one.weightedSum = 1/r.sampleRate, v/r.sampleRate
+	}
 	if r.passed {
 		one.passed = 1
 	}
@@ -294,6 +297,8 @@ func (t *telemetry) recordDiagnostics(r *scoreResult, one *tallyScores) {
 func (t *telemetry) addScores(s *tallyScores) {
 	ctx := context.Background()
 	t.product.ContextualPrecisionSquaresTotal.Add(ctx, s.squares, s.sets.add...)
+	t.product.ContextualPrecisionWeightTotal.Add(ctx, s.weight, s.sets.add...)
+	t.product.ContextualPrecisionWeightedSumTotal.Add(ctx, s.weightedSum, s.sets.add...)
 	t.ops.ProcessorRagprecisionScoredSpansTotal.Add(ctx, s.scored, s.sets.source...)
 	if s.passed > 0 {
 		t.ops.ProcessorRagprecisionPassedSpansTotal.Add(ctx, s.passed, s.sets.source...)

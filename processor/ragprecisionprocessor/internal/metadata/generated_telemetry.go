@@ -30,6 +30,8 @@ type TelemetryBuilder struct {
 	registrations                                 []metric.Registration
 	ContextualPrecision                           metric.Float64Histogram
 	ContextualPrecisionSquaresTotal               metric.Float64Counter
+	ContextualPrecisionWeightTotal                metric.Float64Counter
+	ContextualPrecisionWeightedSumTotal           metric.Float64Counter
 	ProcessorRagprecisionCanaryCpAbsErrorTotal    metric.Float64Counter
 	ProcessorRagprecisionCanaryRetrievalsTotal    metric.Int64Counter
 	ProcessorRagprecisionCanaryRunsTotal          metric.Int64Counter
@@ -62,6 +64,7 @@ type TelemetryBuilder struct {
 	RetrievalNdcg                                 metric.Float64Histogram
 	RetrievalOutcomeTotal                         metric.Int64ObservableCounter
 	RetrievalReciprocalRank                       metric.Float64Histogram
+	SamplingPercentage                            metric.Float64ObservableGauge
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -210,6 +213,21 @@ func (builder *TelemetryBuilder) RegisterRetrievalOutcomeTotalCallback(cb metric
 	return nil
 }
 
+// RegisterSamplingPercentageCallback sets callback for observable SamplingPercentage metric.
+func (builder *TelemetryBuilder) RegisterSamplingPercentageCallback(cb metric.Float64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerFloat64{inst: builder.SamplingPercentage, obs: o})
+		return nil
+	}, builder.SamplingPercentage)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 type observerInt64 struct {
 	embedded.Int64Observer
 	inst metric.Int64Observable
@@ -218,6 +236,16 @@ type observerInt64 struct {
 
 func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
 	oi.obs.ObserveInt64(oi.inst, value, opts...)
+}
+
+type observerFloat64 struct {
+	embedded.Float64Observer
+	inst metric.Float64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerFloat64) Observe(value float64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveFloat64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -248,6 +276,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ContextualPrecisionSquaresTotal, err = builder.meter.Float64Counter(
 		"rag_contextual_precision_squares_total",
 		metric.WithDescription("Sum of the squared Contextual Precision scores, beside rag_contextual_precision (same labels), so that the variance of the scores follows from counters for any window and any number of collectors. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ContextualPrecisionWeightTotal, err = builder.meter.Float64Counter(
+		"rag_contextual_precision_weight_total",
+		metric.WithDescription("Sum over scored spans of 1/p, p the probability the span was selected at (its rag.contextual_precision.sample_rate), beside rag_contextual_precision (same labels) - the traffic the scores stand for, the denominator of a Horvitz-Thompson (Hajek) mean over rates that differ or change. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ContextualPrecisionWeightedSumTotal, err = builder.meter.Float64Counter(
+		"rag_contextual_precision_weighted_sum_total",
+		metric.WithDescription("Sum over scored spans of CP/p, p the probability the span was selected at; over rag_contextual_precision_weight_total, the mean that weights each span by the traffic it stands for. [Alpha]"),
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
@@ -444,6 +484,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithDescription("Reciprocal rank of the first relevant chunk of scored retrievals; 0 when none is relevant. [Alpha]"),
 		metric.WithUnit("1"),
 		metric.WithExplicitBucketBoundaries([]float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.SamplingPercentage, err = builder.meter.Float64ObservableGauge(
+		"rag_sampling_percentage",
+		metric.WithDescription("The current sampling percentage of a series that adaptive_sampling chose; reported only with adaptive_sampling enabled, other beyond max_series. [Alpha]"),
+		metric.WithUnit("%"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

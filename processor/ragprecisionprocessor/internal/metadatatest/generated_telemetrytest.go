@@ -52,6 +52,38 @@ func AssertEqualContextualPrecisionSquaresTotal(t *testing.T, tt *componenttest.
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualContextualPrecisionWeightTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_contextual_precision_weight_total",
+		Description: "Sum over scored spans of 1/p, p the probability the span was selected at (its rag.contextual_precision.sample_rate), beside rag_contextual_precision (same labels) - the traffic the scores stand for, the denominator of a Horvitz-Thompson (Hajek) mean over rates that differ or change. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_contextual_precision_weight_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualContextualPrecisionWeightedSumTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_contextual_precision_weighted_sum_total",
+		Description: "Sum over scored spans of CP/p, p the probability the span was selected at; over rag_contextual_precision_weight_total, the mean that weights each span by the traffic it stands for. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_contextual_precision_weighted_sum_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorRagprecisionCanaryCpAbsErrorTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_ragprecision_canary_cp_abs_error_total",
@@ -549,6 +581,20 @@ func AssertEqualRetrievalReciprocalRank(t *testing.T, tt *componenttest.Telemetr
 		},
 	}
 	got, err := tt.GetMetric("rag_retrieval_reciprocal_rank")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualSamplingPercentage(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_sampling_percentage",
+		Description: "The current sampling percentage of a series that adaptive_sampling chose; reported only with adaptive_sampling enabled, other beyond max_series. [Alpha]",
+		Unit:        "%",
+		Data: metricdata.Gauge[float64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_sampling_percentage")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -56,8 +56,14 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterSamplingPercentageCallback(func(_ context.Context, observer metric.Float64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ContextualPrecision.Record(context.Background(), 1)
 	tb.ContextualPrecisionSquaresTotal.Add(context.Background(), 1)
+	tb.ContextualPrecisionWeightTotal.Add(context.Background(), 1)
+	tb.ContextualPrecisionWeightedSumTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionCanaryCpAbsErrorTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionCanaryRetrievalsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionCanaryRunsTotal.Add(context.Background(), 1)
@@ -85,6 +91,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualContextualPrecisionSquaresTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualContextualPrecisionWeightTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualContextualPrecisionWeightedSumTotal(t, testTel,
 		[]metricdata.DataPoint[float64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionCanaryCpAbsErrorTotal(t, testTel,
@@ -182,6 +194,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualRetrievalReciprocalRank(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualSamplingPercentage(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
 	require.NoError(t, testTel.Shutdown(context.Background()))

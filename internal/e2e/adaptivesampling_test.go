@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ragprecision/ragprecision/internal/otlpsink"
+)
+
+const adaptiveConfig = `
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:{{GRPC}}
+processors:
+  ragprecision:
+    attributes: {data_source: app.index}
+    adaptive_sampling:
+      enabled: true
+      judge_requests_per_second: 20
+      min_judged_per_hour: 100
+      min_percentage: 0.1
+      adjust_interval: 1s
+    product_metrics: {endpoint: "127.0.0.1:{{PRODUCT}}"}
+exporters:
+  otlp_grpc:
+    endpoint: {{SINK}}
+    tls:
+      insecure: true
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:{{HEALTH}}
+service:
+  extensions: [health_check]
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [ragprecision]
+      exporters: [otlp_grpc]
+`
+
+// adaptive_sampling through the built collector: a busy and a rare data
+// source (1 in 100) get their own percentages, the rare one the higher
+// (its owed minimum first); every scored span carries the rate it was
+// selected at, and rag_contextual_precision_weight_total is Σ 1/rate of
+// the scored spans.
+func TestAdaptiveSamplingEndToEnd(t *testing.T) {
+	t.Parallel()
+	bin := collectorBinary(t)
+	sink, err := otlpsink.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Stop()
+	grpc, health, product := freePort(t), freePort(t), freePort(t)
+	cfg := render(t, adaptiveConfig, map[string]string{"GRPC": grpc, "HEALTH": health, "PRODUCT": product, "SINK": sink.Addr()})
+	c := launchCollector(t, bin, cfg, health)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint("127.0.0.1:"+grpc), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(50*time.Millisecond), sdktrace.WithMaxQueueSize(4096), sdktrace.WithBlocking()),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "e2e-adaptive"))))
+	tr := tp.Tracer("e2e")
+	sent := 0
+	send := func(n int) {
+		for i := range n {
+			ds := "busy"
+			if i%100 == 0 {
+				ds = "rare"
+			}
+			_, s := tr.Start(ctx, fmt.Sprintf("retrieve %d", sent), trace.WithAttributes(
+				attribute.String("app.index", ds),
+				attribute.String("rag.query", "What is the capital of France?"),
+				attribute.String("rag.reference", "Paris"),
+				stringSlice("Paris is the capital of France.", "Berlin is the capital of Germany.", "The Louvre is in Paris.")))
+			s.End()
+			sent++
+		}
+		if err := tp.ForceFlush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three intervals of traffic, so that the rates adjust to it.
+	for range 3 {
+		send(3000)
+		time.Sleep(1200 * time.Millisecond)
+	}
+	send(3000)
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer waitCancel()
+	if n, err := sink.WaitForSpans(waitCtx, sent); err != nil {
+		t.Fatalf("%d of %d spans arrived: %v", n, sent, err)
+	}
+
+	families := scrape(t, "http://127.0.0.1:"+product+"/metrics")
+	pct := map[string]float64{}
+	for _, ds := range []string{"busy", "rare"} {
+		v, ok := counter(families, "rag_sampling_percentage", map[string]string{"data_source": ds})
+		if !ok || v <= 0 || v > 100 {
+			t.Fatalf("rag_sampling_percentage{data_source=%q} = %v (found %v)", ds, v, ok)
+		}
+		pct[ds] = v
+	}
+	if !(pct["rare"] > pct["busy"]) || pct["busy"] == 100 {
+		t.Errorf("percentages %v: want rare above busy, busy below 100", pct)
+	}
+	weights := map[string]float64{}
+	scored := map[string]int{}
+	for _, td := range sink.Traces() {
+		forEachSpanOf(td, func(s ptrace.Span) {
+			rate, ok := s.Attributes().Get("rag.contextual_precision.sample_rate")
+			if !ok {
+				return
+			}
+			ds, _ := s.Attributes().Get("app.index")
+			if r := rate.Double(); r <= 0 || r > 1 {
+				t.Errorf("%s: sample_rate %v", s.Name(), r)
+			} else {
+				weights[ds.Str()] += 1 / rate.Double()
+				scored[ds.Str()]++
+			}
+		})
+	}
+	t.Logf("percentages %v; scored %v of %d sent; Σ 1/rate %v", pct, scored, sent, weights)
+	for ds, w := range weights {
+		got, _ := counter(families, "rag_contextual_precision_weight_total", map[string]string{"data_source": ds})
+		if math.Abs(got-w) > 1e-6*w {
+			t.Errorf("weight_total{%s} = %v, want Σ 1/sample_rate = %v", ds, got, w)
+		}
+	}
+	if scored["busy"] == 0 || scored["busy"] >= sent {
+		t.Errorf("busy: %d scored of %d sent: not sampled", scored["busy"], sent)
+	}
+	c.stop(t)
+}

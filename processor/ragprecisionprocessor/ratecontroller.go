@@ -1,0 +1,282 @@
+package ragprecisionprocessor
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Adaptive sampling (adaptive_sampling, docs/OPERATING.md): a controller
+// that gives each (service_name, data_source) its own selection
+// probability for a judge spend, recomputed every adjust interval from the
+// candidates and the chunks per span it saw.
+const (
+	// rateSmoothing is the weight of the last interval in a falling
+	// traffic estimate: rising traffic is taken at once, so that a burst
+	// cannot outrun the budget, and falling traffic slowly, so that the
+	// quiet after one burst does not swing the rates up.
+	rateSmoothing = 0.5
+	// surgeCheck is how often, within an interval, the controller looks
+	// for traffic that would overspend at the current rates, and surgeFactor
+	// how far over the spend it must be to adjust at once.
+	surgeCheck  = 200 * time.Millisecond
+	surgeFactor = 1.5
+	// rateChangeLogged is the change of a series' rate that is logged.
+	rateChangeLogged = 2
+)
+
+// sourceKey is what adaptive sampling gives a rate to.
+type sourceKey struct{ service, dataSource string }
+
+// rateSettings are the controller's options, taken from adaptive_sampling
+// and the judge's.
+type rateSettings struct {
+	// spend is the judge requests per second the rates are chosen for.
+	spend float64
+	// minPerSecond is each series' owed judged spans per second.
+	minPerSecond float64
+	// minProb and maxProb bound each series' probability.
+	minProb, maxProb float64
+	interval         time.Duration
+	maxSeries        int
+	// perChunk says a span costs one request per chunk (judge.mode
+	// per_chunk); otherwise one.
+	perChunk bool
+	// assumedChunks is what a span is assumed to hold before any span has
+	// been read: the most that can be judged, so that the first rates err
+	// on the cheap side.
+	assumedChunks float64
+}
+
+// rateController chooses the probabilities. Its clock is injected, so
+// that tests run hours of traffic in milliseconds.
+type rateController struct {
+	set rateSettings
+	now func() time.Time
+	// changed is told of a rate that moved by more than rateChangeLogged×.
+	changed func(k sourceKey, from, to float64)
+
+	mu            sync.Mutex
+	bySource      map[sourceKey]*sourceRate
+	sources       []*sourceRate
+	other         *sourceRate
+	intervalStart time.Time
+	lastCheck     time.Time
+}
+
+// sourceRate is one series' state. sampler is read without the lock, once
+// per batch; the counts are the current interval's.
+type sourceRate struct {
+	key     sourceKey
+	sampler atomic.Pointer[sampler]
+
+	candidates, reads, chunks int64
+	// rate is the smoothed candidates per second; chunksPerSpan the
+	// smoothed chunks of a read span, 0 until one is read.
+	rate, chunksPerSpan float64
+	seen                bool
+}
+
+func newRateController(set rateSettings, now func() time.Time, changed func(sourceKey, float64, float64)) *rateController {
+	t := now()
+	c := &rateController{set: set, now: now, changed: changed, bySource: map[sourceKey]*sourceRate{},
+		intervalStart: t, lastCheck: t}
+	return c
+}
+
+// source returns the state of a series, new ones starting at the least
+// probability until the next adjustment; beyond max_series they share
+// "other".
+func (c *rateController) source(service, dataSource string) *sourceRate {
+	k := sourceKey{service, dataSource}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.bySource[k]; ok {
+		return s
+	}
+	if len(c.bySource) >= c.set.maxSeries {
+		if c.other == nil {
+			c.other = c.newSourceLocked(sourceKey{otherValue, otherValue})
+		}
+		return c.other
+	}
+	s := c.newSourceLocked(k)
+	c.bySource[k] = s
+	return s
+}
+
+func (c *rateController) newSourceLocked(k sourceKey) *sourceRate {
+	s := &sourceRate{key: k}
+	smp := newSamplerProb(c.set.minProb)
+	s.sampler.Store(&smp)
+	c.sources = append(c.sources, s)
+	return s
+}
+
+// observe adds a batch's counts of one series: its candidates, and the
+// selected spans read and their chunks.
+func (c *rateController) observe(s *sourceRate, candidates, reads, chunks int64) {
+	c.mu.Lock()
+	s.candidates += candidates
+	s.reads += reads
+	s.chunks += chunks
+	c.mu.Unlock()
+}
+
+// tick adjusts the rates when an interval has passed, or at once when the
+// traffic of the current one would overspend at the current rates by
+// surgeFactor. Called after each batch.
+func (c *rateController) tick() {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	elapsed := now.Sub(c.intervalStart)
+	if elapsed >= c.set.interval {
+		c.adjustLocked(now, false)
+		return
+	}
+	if now.Sub(c.lastCheck) < surgeCheck || elapsed < surgeCheck {
+		return
+	}
+	c.lastCheck = now
+	secs := elapsed.Seconds()
+	projected := 0.0
+	for _, s := range c.sources {
+		projected += float64(s.candidates) / secs * s.sampler.Load().rate * c.requestsPerSpanLocked(s)
+	}
+	if projected > surgeFactor*c.set.spend {
+		c.adjustLocked(now, true)
+	}
+}
+
+// adjustLocked updates each series' traffic from the interval so far and
+// recomputes the rates. A surge, seen over part of an interval, only
+// raises estimates.
+func (c *rateController) adjustLocked(now time.Time, surge bool) {
+	secs := now.Sub(c.intervalStart).Seconds()
+	for _, s := range c.sources {
+		obs := float64(s.candidates) / secs
+		switch {
+		case !s.seen && !surge:
+			s.rate, s.seen = obs, true
+		case obs > s.rate:
+			s.rate, s.seen = obs, true
+		case !surge:
+			s.rate += rateSmoothing * (obs - s.rate)
+		}
+		if s.reads > 0 {
+			cps := float64(s.chunks) / float64(s.reads)
+			if s.chunksPerSpan == 0 {
+				s.chunksPerSpan = cps
+			} else {
+				s.chunksPerSpan += rateSmoothing * (cps - s.chunksPerSpan)
+			}
+		}
+		s.candidates, s.reads, s.chunks = 0, 0, 0
+	}
+	c.intervalStart, c.lastCheck = now, now
+	c.allocateLocked()
+}
+
+// requestsPerSpanLocked is what judging one of s's spans is expected to
+// ask of the judge: its chunks in per_chunk mode (those seen, else the
+// other series' mean, else assumedChunks), else one request.
+func (c *rateController) requestsPerSpanLocked(s *sourceRate) float64 {
+	if !c.set.perChunk {
+		return 1
+	}
+	if s.chunksPerSpan > 0 {
+		return s.chunksPerSpan
+	}
+	sum, n := 0.0, 0
+	for _, o := range c.sources {
+		if o.chunksPerSpan > 0 {
+			sum += o.chunksPerSpan
+			n++
+		}
+	}
+	if n > 0 {
+		return sum / float64(n)
+	}
+	return c.set.assumedChunks
+}
+
+// allocateLocked splits the spend: each series first gets its owed
+// minimum (or all its traffic, if less), scaled down together when the
+// spend cannot pay for them all; the rest goes to every series in
+// proportion to its traffic, as one probability f added to all; each
+// probability is then held within [minProb, maxProb].
+func (c *rateController) allocateLocked() {
+	n := len(c.sources)
+	traffic, cost, owed := make([]float64, n), make([]float64, n), make([]float64, n)
+	owedSpend := 0.0
+	for i, s := range c.sources {
+		traffic[i], cost[i] = s.rate, c.requestsPerSpanLocked(s)
+		owed[i] = math.Min(traffic[i], c.set.minPerSecond)
+		owedSpend += owed[i] * cost[i]
+	}
+	spend := c.set.spend
+	if owedSpend >= spend && owedSpend > 0 {
+		k := spend / owedSpend
+		for i := range owed {
+			owed[i] *= k
+		}
+		c.setRatesLocked(traffic, owed, 0)
+		return
+	}
+	spendAt := func(f float64) float64 {
+		total := 0.0
+		for i := range traffic {
+			if traffic[i] > 0 {
+				total += traffic[i] * cost[i] * math.Min(c.set.maxProb, owed[i]/traffic[i]+f)
+			}
+		}
+		return total
+	}
+	f := 1.0
+	if spendAt(1) > spend {
+		lo, hi := 0.0, 1.0
+		for range 50 {
+			mid := (lo + hi) / 2
+			if spendAt(mid) > spend {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		f = lo
+	}
+	c.setRatesLocked(traffic, owed, f)
+}
+
+// setRatesLocked sets each series' probability, owed/traffic + f within
+// the bounds (f alone for a series without traffic), and reports large
+// changes.
+func (c *rateController) setRatesLocked(traffic, owed []float64, f float64) {
+	for i, s := range c.sources {
+		p := f
+		if traffic[i] > 0 {
+			p += owed[i] / traffic[i]
+		}
+		p = math.Max(c.set.minProb, math.Min(c.set.maxProb, p))
+		old := s.sampler.Load()
+		smp := newSamplerProb(p)
+		if smp.rate == old.rate {
+			continue
+		}
+		s.sampler.Store(&smp)
+		if c.changed != nil && (smp.rate > rateChangeLogged*old.rate || old.rate > rateChangeLogged*smp.rate) {
+			c.changed(s.key, old.rate, smp.rate)
+		}
+	}
+}
+
+// each calls f with every series and its current probability.
+func (c *rateController) each(f func(k sourceKey, p float64)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sources {
+		f(s.key, s.sampler.Load().rate)
+	}
+}
