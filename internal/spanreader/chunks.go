@@ -13,7 +13,9 @@ var textFields = [...]string{"content", "text", "page_content"}
 
 // chunksFromValue reads the chunks held by one attribute: a string array (or
 // an array of maps with a text field), or a JSON string encoding one. A
-// plain string that is not JSON is one chunk.
+// plain string that is not JSON is one chunk: a retrieval of one document
+// is text like any other. An int, bool or double, or an array of them, holds
+// no text and is ErrNoChunks.
 func (r *Reader) chunksFromValue(attrs pcommon.Map, key string, budget *byteBudget) ([]string, error) {
 	v, ok := attrs.Get(key)
 	if !ok {
@@ -117,7 +119,11 @@ func textOf(raw string) string {
 	return decodeString(raw)
 }
 
-// valueText is the text of one element of a chunks array.
+// valueText is the text of one element of a chunks array: a string, or the
+// text field of a map. A number or a bool is no text (""): [1, 2, 3] is an
+// id or score list, not documents, and judging "1", "2", "3" would record a
+// score of 0 for a retrieval that was never read; every element blank makes
+// the retrieval no_chunks (see Read).
 func valueText(v pcommon.Value) string {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
@@ -132,8 +138,6 @@ func valueText(v pcommon.Value) string {
 		if d, ok := m.Get("document"); ok {
 			return valueText(d)
 		}
-	case pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
-		return v.AsString()
 	}
 	return ""
 }

@@ -124,12 +124,12 @@ func TestChunkEncodings(t *testing.T) {
 		}, []string{"a", "b", "c", "d"}, nil},
 		{"object without text keeps its rank", func(m pcommon.Map) { m.PutStr("rag.chunks", `[{"id":1},"b"]`) }, []string{"", "b"}, nil},
 		{"plain string is one chunk", func(m pcommon.Map) { m.PutStr("rag.chunks", "just text") }, []string{"just text"}, nil},
-		{"maps in a slice", func(m pcommon.Map) {
+		{"maps in a slice, a number no text", func(m pcommon.Map) {
 			sl := m.PutEmptySlice("rag.chunks")
 			sl.AppendEmpty().SetEmptyMap().PutStr("content", "a")
 			sl.AppendEmpty().SetInt(7)
 			sl.AppendEmpty().SetEmptyBytes()
-		}, []string{"a", "7", ""}, nil},
+		}, []string{"a", "", ""}, nil},
 		{"empty slice", func(m pcommon.Map) { m.PutEmptySlice("rag.chunks") }, nil, ErrNoChunks},
 		{"empty string", func(m pcommon.Map) { m.PutStr("rag.chunks", "  ") }, nil, ErrNoChunks},
 		{"malformed json", func(m pcommon.Map) { m.PutStr("rag.chunks", `[{"content": "a"`) }, nil, ErrNoChunks},

@@ -668,3 +668,42 @@ func TestAlreadyScoredSpansPassUntouched(t *testing.T) {
 		t.Fatalf("candidates %d", got)
 	}
 }
+
+// Chunks of the wrong type (numbers, bools, a JSON array of them) hold no
+// text: no_chunks, no judge request, nothing in the product metrics.
+func TestWrongTypedChunksAreNoChunks(t *testing.T) {
+	addr := freeAddr(t)
+	h, srv := newDialectHarness(t, func(c *config.Config) {
+		c.ProductMetrics.ServerConfig.NetAddr.Endpoint = addr
+		c.Attributes.Chunks = "app.chunks"
+	})
+	b := newBatch("svc")
+	for name, raw := range map[string][]any{
+		"ints": {int64(1), int64(2), int64(3)}, "bools": {true, false}, "doubles": {0.5, 1.5},
+	} {
+		for _, key := range []string{"rag.chunks", "app.chunks"} {
+			s := b.add(key+"-"+name, pcommon.TraceID{})
+			s.Attributes().PutStr("rag.reference", "Paris")
+			_ = s.Attributes().PutEmptySlice(key).FromRaw(raw)
+		}
+	}
+	j := b.add("json-ints", pcommon.TraceID{})
+	j.Attributes().PutStr("rag.reference", "Paris")
+	j.Attributes().PutStr("rag.chunks", "[1, 2, 3]")
+	g := b.add("genai-ints", pcommon.TraceID{})
+	g.Attributes().PutStr("gen_ai.operation.name", "retrieval")
+	g.Attributes().PutStr("rag.reference", "Paris")
+	_ = g.Attributes().PutEmptySlice("gen_ai.retrieval.documents").FromRaw([]any{int64(1), int64(2)})
+	h.consume(b.td)
+	h.waitSpans(8)
+	for name := range h.spansByName() {
+		expectStatus(t, h.span(name), ragattr.StatusNoChunks)
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d judge requests for chunks without text", srv.Calls())
+	}
+	if body := scrapeOpenMetrics(t, addr); strings.Contains(body, "rag_contextual_precision_count{") ||
+		strings.Contains(body, "rag_retrieval_outcome_total{") {
+		t.Errorf("wrong-typed chunks recorded in the product metrics:\n%s", body)
+	}
+}
