@@ -43,7 +43,10 @@ RUN builder --config builder-config.yaml \
 FROM scratch AS runtime
 LABEL org.opencontainers.image.title="otelcol-ragprecision" \
       org.opencontainers.image.description="OpenTelemetry Collector with the ragprecision processor (Contextual Precision of RAG retrievals)" \
-      org.opencontainers.image.source="https://github.com/ragprecision/ragprecision"
+      org.opencontainers.image.source="https://github.com/ragprecision/ragprecision" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# The image redistributes the work: the licence and NOTICE go with it.
+COPY LICENSE NOTICE /usr/share/doc/otelcol-ragprecision/
 COPY deploy/image/passwd deploy/image/group /etc/
 COPY deploy/image/config.yaml /etc/otelcol-ragprecision/config.yaml
 # 10001: a user that exists in /etc/passwd (otel) and owns nothing here;

@@ -38,6 +38,7 @@ type imageConfig struct {
 	ExposedPorts map[string]struct{} `json:"ExposedPorts"`
 	Entrypoint   []string            `json:"Entrypoint"`
 	Cmd          []string            `json:"Cmd"`
+	Labels       map[string]string   `json:"Labels"`
 }
 
 type buildahCLI struct{ argv []string }
@@ -97,6 +98,10 @@ func TestImage(t *testing.T) {
 		}
 	}
 
+	if l := cfg.Labels["org.opencontainers.image.licenses"]; l != "Apache-2.0" {
+		t.Errorf("label org.opencontainers.image.licenses %q, want Apache-2.0", l)
+	}
+
 	ctr := b.run(t, "from", "--name", fmt.Sprintf("otelcol-e2e-%d", os.Getpid()), testImage)
 	t.Cleanup(func() { _ = exec.Command(b.argv[0], append(b.argv[1:], "rm", ctr)...).Run() })
 	checkRootFS(t, b, ctr, bin)
@@ -139,6 +144,17 @@ func checkRootFS(t *testing.T, b buildahCLI, ctr, bin string) {
 			if inBundle[der] {
 				t.Errorf("the image trusts %s, a CA of the build machine's own", f)
 			}
+		}
+	}
+	// The image redistributes the work: its licence and NOTICE go with it.
+	for _, f := range []string{"LICENSE", "NOTICE"} {
+		want, err := os.ReadFile(filepath.Join(repoRoot(t), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(root, "usr", "share", "doc", "otelcol-ragprecision", f))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("the image's /usr/share/doc/otelcol-ragprecision/%s is not the repository's: %v", f, err)
 		}
 	}
 	passwd, err := os.ReadFile(filepath.Join(root, "etc", "passwd"))
