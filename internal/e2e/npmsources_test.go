@@ -124,6 +124,10 @@ func TestNPMInstrumentations(t *testing.T) {
 		// The query engine's retrieve wraps the retriever's, and the
 		// instrumentation records it too, with the same documents.
 		{span: "retriever_query_engine.retrieve", query: npmQuestion, verdicts: []bool{true, false, false, true, false}, cp: 0.75},
+		// Qdrant's search span carries only the query vector: the payloads
+		// are judged against the trace's answer.
+		{span: "workflow qdrant langchain > qdrant.search", verdicts: []bool{true, false, true}, cp: 5.0 / 6},
+		{span: "workflow qdrant text > qdrant.search", verdicts: []bool{false, true, false}, cp: 0.5},
 	}
 	// Spans that must come out, and untouched.
 	others := []string{

@@ -18,26 +18,36 @@ import (
 // per query, its documents a JSON array); Pinecone's JavaScript one a
 // pinecone.query.result.{i}.metadata event per match, the record's metadata
 // as attributes, the text in text (as LangChain's and LlamaIndex's Pinecone
-// stores keep it). Result events without text (ids, scores, vectors, other
-// fields) make no retrieval. Framework instrumentations put a retriever's
+// stores keep it); Qdrant's JavaScript one the payload of each match as
+// JSON in the span's db.vector.query.result.{i}.metadata (the text under
+// content in LangChain.js's QdrantVectorStore layout, or text). Result
+// events without text (ids, scores, vectors, other fields) make no
+// retrieval. Framework instrumentations put a retriever's
 // documents in traceloop.entity.output as JSON, LangChain-style
 // ({"documents": [{"page_content": "…"}]} and its variants) or
 // LlamaIndex.TS's ([{"node": {"text": "…"}, "score": …}]). A model call
 // (llm.request.type) carries its answer in traceloop.entity.output.
 const (
-	keyTraceloopInput     = "traceloop.entity.input"
-	keyTraceloopOutput    = "traceloop.entity.output"
-	keyLLMRequestType     = "llm.request.type"
-	keyDBQueryText        = "db.query.text"
-	eventDBQueryResult    = "db.query.result"
-	keyDBQueryResultDoc   = "db.query.result.document"
-	eventPineconeResult   = "pinecone.query.result"
-	traceloopDocumentsKey = "page_content"
+	keyTraceloopInput   = "traceloop.entity.input"
+	keyTraceloopOutput  = "traceloop.entity.output"
+	keyLLMRequestType   = "llm.request.type"
+	keyDBQueryText      = "db.query.text"
+	eventDBQueryResult  = "db.query.result"
+	keyDBQueryResultDoc = "db.query.result.document"
+	eventPineconeResult = "pinecone.query.result"
+	// keyQdrantFirstPayload is the first match's payload: watching it
+	// exactly keeps recognition one lookup in the key table; the other
+	// matches' payloads are read with it.
+	keyQdrantFirstPayload  = keyQdrantResultPrefix + "0" + keyQdrantPayloadSuffix
+	keyQdrantResultPrefix  = "db.vector.query.result."
+	keyQdrantPayloadSuffix = ".metadata"
+	traceloopDocumentsKey  = "page_content"
 )
 
-// pineconeTextFields are the metadata fields of a Pinecone record that hold
-// its text, in order of preference: text (LangChain's and LlamaIndex's
-// default), chunk_text (Pinecone's integrated-embedding examples), content,
+// pineconeTextFields are the metadata fields of a Pinecone record, and of a
+// Qdrant point's payload, that hold its text, in order of preference: text
+// (LangChain's and LlamaIndex's default), chunk_text (Pinecone's
+// integrated-embedding examples), content (LangChain.js's Qdrant store),
 // page_content.
 var pineconeTextFields = [...]string{"text", "chunk_text", "content", "page_content"}
 
@@ -45,6 +55,7 @@ var pineconeTextFields = [...]string{"text", "chunk_text", "content", "page_cont
 const (
 	ollmOutput = iota
 	ollmRequestType
+	ollmQdrantPayload
 )
 
 // Watched events of openLLMetryDialect, by index.
@@ -59,27 +70,31 @@ func (openLLMetryDialect) id() Dialect { return DialectOpenLLMetry }
 
 func (openLLMetryDialect) watches() watchList {
 	return watchList{
-		attributes: []string{keyTraceloopOutput, keyLLMRequestType},
+		attributes: []string{keyTraceloopOutput, keyLLMRequestType, keyQdrantFirstPayload},
 		events:     []string{eventDBQueryResult, eventPineconeResult},
 	}
 }
 
 // classify: llm.request.type makes a model call, whose entity output is its
-// answer. Query result events may hold documents' text, and an entity
-// output that looks like JSON may hold documents: confirm looks into them.
+// answer. Query result events and Qdrant payloads may hold documents' text,
+// and an entity output that looks like JSON may hold documents: confirm
+// looks into them.
 func (openLLMetryDialect) classify(r *Reader, w *watched) class {
 	if _, ok := w.value(ollmRequestType); ok {
 		return classModelCall
 	}
-	if w.event(ollmQueryResult) || w.event(ollmPineconeResult) || r.mayHoldDocuments(w.str(ollmOutput)) {
+	_, qdrant := w.value(ollmQdrantPayload)
+	if qdrant || w.event(ollmQueryResult) || w.event(ollmPineconeResult) || r.mayHoldDocuments(w.str(ollmOutput)) {
 		return classMaybe
 	}
 	return 0
 }
 
 func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
+	_, qdrant := w.value(ollmQdrantPayload)
 	return (w.event(ollmQueryResult) && r.queryResultsHaveText(span.Events())) ||
 		(w.event(ollmPineconeResult) && pineconeResultsHaveText(span.Events())) ||
+		(qdrant && r.qdrantResultsHaveText(span.Attributes())) ||
 		r.holdsDocuments(w.str(ollmOutput))
 }
 
@@ -316,6 +331,8 @@ func (r *Reader) openLLMetryChunks(span ptrace.Span, budget *byteBudget) ([]stri
 		return r.queryResultChunks(events, budget)
 	case pineconeResultsHaveText(events):
 		return r.pineconeChunks(events, budget)
+	case r.qdrantResultsHaveText(span.Attributes()):
+		return r.qdrantChunks(span.Attributes(), budget)
 	}
 	v, ok := span.Attributes().Get(keyTraceloopOutput)
 	if !ok || v.Type() != pcommon.ValueTypeStr {
@@ -441,7 +458,12 @@ func (r *Reader) chunkLimit() int {
 
 // pineconeMatch is the rank of a pinecone.query.result.{i}.metadata event.
 func pineconeMatch(name string) (int, bool) {
-	const prefix, suffix = eventPineconeResult + ".", ".metadata"
+	return rankIn(name, eventPineconeResult+".", ".metadata")
+}
+
+// rankIn is the rank i of a name prefix{i}suffix, i written plainly (no
+// sign, no leading zero).
+func rankIn(name, prefix, suffix string) (int, bool) {
 	if len(name) <= len(prefix)+len(suffix) || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
 		return 0, false
 	}
@@ -494,6 +516,64 @@ func (r *Reader) pineconeChunks(events ptrace.SpanEventSlice, budget *byteBudget
 		e := events.At(i)
 		if m, ok := pineconeMatch(e.Name()); ok && m < n && chunks[m] == "" {
 			chunks[m] = pineconeText(e.Attributes())
+			if !budget.take(len(chunks[m])) {
+				return nil, ErrTooLarge
+			}
+		}
+	}
+	return chunks, nil
+}
+
+// qdrantText is the text of a Qdrant point's payload, a JSON object: the
+// first of pineconeTextFields that holds a string. A payload that is not a
+// string, or not JSON, has none.
+func (r *Reader) qdrantText(v pcommon.Value) string {
+	if v.Type() != pcommon.ValueTypeStr {
+		return ""
+	}
+	t, ok := jsonContainer(v.Str())
+	if !ok || t[0] != '{' || len(t) > r.limits.MaxBytes {
+		return ""
+	}
+	return textOf(findText(t, pineconeTextFields[:]))
+}
+
+func (r *Reader) qdrantResultsHaveText(attrs pcommon.Map) bool {
+	for k, v := range attrs.All() {
+		if _, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok {
+			if v.Type() == pcommon.ValueTypeStr && len(v.Str()) > r.limits.MaxBytes {
+				return true // too large to look into: it passes as too_large
+			}
+			if nonBlank(r.qdrantText(v)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// qdrantChunks reads the text of each match's payload in the order of the
+// matches; a match without a payload, or without text in it, keeps its
+// rank as an empty chunk. There are no more ranks than the span has
+// attributes.
+func (r *Reader) qdrantChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
+	ranks := 0
+	for k := range attrs.All() {
+		if m, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok && m < attrs.Len() {
+			ranks = max(ranks, m+1)
+		}
+	}
+	n, err := r.keep(ranks)
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([]string, n)
+	for k, v := range attrs.All() {
+		if m, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok && m < n {
+			if v.Type() == pcommon.ValueTypeStr && len(v.Str()) > budget.left {
+				return nil, ErrTooLarge
+			}
+			chunks[m] = r.qdrantText(v)
 			if !budget.take(len(chunks[m])) {
 				return nil, ErrTooLarge
 			}

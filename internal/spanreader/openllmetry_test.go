@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// FuzzOpenLLMetry: entity outputs and inputs, query result events, and
-// Pinecone's match metadata events.
+// FuzzOpenLLMetry: entity outputs and inputs, query result events,
+// Pinecone's match metadata events and Qdrant's payloads.
 func FuzzOpenLLMetry(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, output, input, doc string, kind, events uint8) {
@@ -36,6 +36,11 @@ func FuzzOpenLLMetry(f *testing.F) {
 				m := s.Events().AppendEmpty()
 				m.SetName("pinecone.query.result." + strconv.Itoa(i*int(kind)) + ".metadata")
 				putFuzzed(m.Attributes(), "text", kind/6, doc)
+			}
+			// Qdrant's JavaScript instrumentation: a payload per match
+			// on the span, under any index.
+			if events&16 != 0 {
+				putFuzzed(s.Attributes(), "db.vector.query.result."+strconv.Itoa(i*int(kind))+".metadata", kind/6, doc)
 			}
 		}
 		check(t, Keys{}, fuzzLimits, s)
@@ -218,11 +223,29 @@ func TestVectorStoreSpansWithoutText(t *testing.T) {
 		"azure ai search get_document": func(s ptrace.Span) {
 			s.Attributes().PutStr("db.query.result.document", `{"id": "1", "description": "Paris is the capital of France."}`)
 		},
-		"qdrant javascript search: payloads as JSON": func(s ptrace.Span) {
+		"qdrant javascript search: payloads without text": func(s ptrace.Span) {
+			qdrantSearch(s, `{"source": "wiki"}`, `{"content": 7}`)
+		},
+		"qdrant javascript search: with_payload false": func(s ptrace.Span) {
+			qdrantSearch(s)
+			s.Attributes().PutStr("db.vector.query.result.0.id", "paris")
+			s.Attributes().PutDouble("db.vector.query.result.0.score", 0.9)
+		},
+		"qdrant javascript upsert": func(s ptrace.Span) {
 			s.Attributes().PutStr("db.system", "Qdrant")
-			s.Attributes().PutStr("db.vector.query.result.0.metadata", `{"content": "Paris is the capital of France."}`)
-			s.Events().AppendEmpty().SetName("qdrant.search.result")
-			s.Events().AppendEmpty().SetName("qdrant.search.result.0")
+			s.Attributes().PutStr("db.vector.table_name", "capitals")
+			s.Attributes().PutInt("db.vector.add.count", 2)
+		},
+		"qdrant javascript retrieve": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Qdrant")
+			s.Attributes().PutStr("db.vector.table_name", "capitals")
+			s.Attributes().PutStr("db.vector.get.ids", `["paris"]`)
+			s.Attributes().PutInt("db.vector.get.count", 1)
+		},
+		"qdrant javascript delete": func(s ptrace.Span) {
+			s.Attributes().PutStr("db.system", "Qdrant")
+			s.Attributes().PutStr("db.vector.table_name", "capitals")
+			s.Attributes().PutStr("db.vector.delete.selector", `{"points":["paris"]}`)
 		},
 		"pinecone javascript query without metadata": func(s ptrace.Span) {
 			s.Events().AppendEmpty().SetName("pinecone.query.result")
@@ -291,6 +314,79 @@ func TestPineconeMatches(t *testing.T) {
 		if _, ok := New(Keys{}, limits).Recognise(s); ok != want {
 			t.Errorf("text in %s: recognised %v, want %v", field, ok, want)
 		}
+	}
+}
+
+// qdrantSearch gives s the shape of a qdrant.search span of Qdrant's
+// JavaScript instrumentation (@traceloop/instrumentation-qdrant 0.27.0):
+// each match's payload as JSON in db.vector.query.result.{i}.metadata on
+// the span, and events without attributes.
+func qdrantSearch(s ptrace.Span, payloads ...string) {
+	a := s.Attributes()
+	a.PutStr("db.system", "Qdrant")
+	a.PutStr("db.vector.table_name", "capitals")
+	a.PutStr("db.vector.query.embeddings.vector", "[1,0]")
+	a.PutInt("db.vector.query.result.matches_length", int64(len(payloads)))
+	s.Events().AppendEmpty().SetName("qdrant.search.request")
+	s.Events().AppendEmpty().SetName("qdrant.search.result")
+	for i, p := range payloads {
+		s.Events().AppendEmpty().SetName("qdrant.search.result." + strconv.Itoa(i))
+		a.PutDouble("db.vector.query.result."+strconv.Itoa(i)+".score", 0.9)
+		a.PutInt("db.vector.query.result."+strconv.Itoa(i)+".id", int64(i+1))
+		if p != "" {
+			a.PutStr("db.vector.query.result."+strconv.Itoa(i)+".metadata", p)
+		}
+	}
+}
+
+// Qdrant's JavaScript instrumentation: the payloads are read as Pinecone's
+// metadata is, in LangChain.js's QdrantVectorStore layout ({content,
+// metadata}) and with the text under text, chunk_text or page_content; a
+// match without a payload, or without text in it, keeps its rank.
+func TestQdrantMatches(t *testing.T) {
+	r := New(Keys{}, limits)
+	for name, tc := range map[string]struct {
+		payloads []string
+		want     []string
+	}{
+		"langchain.js layout": {
+			[]string{`{"content":"Paris is the capital.","metadata":{"source":"wiki"}}`, `{"content":"Bananas.","metadata":{}}`},
+			[]string{"Paris is the capital.", "Bananas."},
+		},
+		"plain text layout, a match without payload": {
+			[]string{`{"source":"wiki","text":"first"}`, "", `{"text":"th\u0069rd"}`},
+			[]string{"first", "", "third"},
+		},
+		"other text fields, text first": {
+			[]string{`{"chunk_text":"a"}`, `{"page_content":"b"}`, `{"content":"c","text":"t"}`, `{"text":5}`},
+			[]string{"a", "b", "t", ""},
+		},
+	} {
+		s := newSpan()
+		qdrantSearch(s, tc.payloads...)
+		d, ret, err := read(t, r, s)
+		if d != DialectOpenLLMetry || err != nil || !reflect.DeepEqual(ret.Chunks, tc.want) {
+			t.Errorf("%s: %q %q %v", name, d, ret.Chunks, err)
+		}
+		if ret.Query != "" {
+			t.Errorf("%s: query %q, but the span carries only the vector", name, ret.Query)
+		}
+	}
+	// Ranks are read in order whatever the order of the attributes, and
+	// top_k keeps the first.
+	s := newSpan()
+	s.Attributes().PutStr("db.vector.query.result.1.metadata", `{"text":"second"}`)
+	s.Attributes().PutStr("db.vector.query.result.0.metadata", `{"text":"first"}`)
+	s.Attributes().PutStr("db.vector.query.result.01.metadata", `{"text":"not a rank"}`)
+	_, ret, err := read(t, New(Keys{}, Limits{TopK: 1, MaxChunks: 10, MaxBytes: 1 << 20}), s)
+	if err != nil || !reflect.DeepEqual(ret.Chunks, []string{"first"}) {
+		t.Errorf("top_k 1: %q %v", ret.Chunks, err)
+	}
+	// A payload past the byte limit is too_large, not skipped.
+	big := newSpan()
+	qdrantSearch(big, `{"text":"`+strings.Repeat("x", 200)+`"}`)
+	if _, _, err := read(t, New(Keys{}, Limits{MaxChunks: 10, MaxBytes: 100}), big); err != ErrTooLarge {
+		t.Errorf("large payload: %v, want ErrTooLarge", err)
 	}
 }
 
