@@ -128,6 +128,8 @@ func TestNPMInstrumentations(t *testing.T) {
 		// are judged against the trace's answer.
 		{span: "workflow qdrant langchain > qdrant.search", verdicts: []bool{true, false, true}, cp: 5.0 / 6},
 		{span: "workflow qdrant text > qdrant.search", verdicts: []bool{false, true, false}, cp: 0.5},
+		// Scored on the reranker's output (Paris, Oslo, the Seine).
+		{span: "workflow cohere > cohere.rerank", query: npmQuestion, verdicts: []bool{true, false, true}, cp: 5.0 / 6},
 	}
 	// Spans that must come out, and untouched.
 	others := []string{

@@ -17,13 +17,19 @@ import (
 // the order the answer cites them, not a ranking, and it is no retrieval.
 // Such a span has an output.value, which most retrievers lack: only those
 // are looked at for llm.model_name (confirm), which is not watched, since
-// a key of its length is common.
+// a key of its length is common. A RERANKER span is a retrieval whose
+// ranking is the reranker's output: its documents are
+// reranker.output_documents.{i}.document.content, its query
+// reranker.query.
 const (
 	keyOISpanKind     = "openinference.span.kind"
 	keyOIInput        = "input.value"
 	keyOIOutput       = "output.value"
 	keyOIModelName    = "llm.model_name"
 	oiRetriever       = "RETRIEVER"
+	oiReranker        = "RERANKER"
+	keyOIRerankQuery  = "reranker.query"
+	oiRerankedPrefix  = "reranker.output_documents."
 	oiLLM             = "LLM"
 	oiDocumentsPrefix = "retrieval.documents."
 	oiContentSuffix   = ".document.content"
@@ -50,6 +56,8 @@ func (openInferenceDialect) classify(_ *Reader, w *watched) class {
 			return classMaybe
 		}
 		return classRetrieval
+	case oiReranker:
+		return classRetrieval
 	case oiLLM:
 		return classModelCall
 	}
@@ -66,31 +74,36 @@ func (openInferenceDialect) confirm(_ *Reader, span ptrace.Span, _ watched) bool
 func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
 	attrs := span.Attributes()
 	ret := Retrieval{Query: str(attrs, keyOIInput)}
+	prefix := oiDocumentsPrefix
+	if str(attrs, keyOISpanKind) == oiReranker {
+		ret.Query, prefix = str(attrs, keyOIRerankQuery), oiRerankedPrefix
+	}
 	var err error
 	if wantChunks {
 		budget := r.budget()
-		ret.Chunks, err = r.openInferenceChunks(attrs, &budget)
+		ret.Chunks, err = r.openInferenceChunks(attrs, prefix, &budget)
 	}
 	return ret, err
 }
 
 func (openInferenceDialect) answer(_ *Reader, w watched) string { return w.str(oiOutput) }
 
-// openInferenceChunks reads retrieval.documents.{i}.document.content in the
+// openInferenceChunks reads prefix{i}.document.content (a retriever's
+// retrieval.documents., a reranker's reranker.output_documents.) in the
 // order of i. Indices need not be contiguous; duplicates cannot occur since
 // attribute keys are unique.
-func (r *Reader) openInferenceChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
+func (r *Reader) openInferenceChunks(attrs pcommon.Map, prefix string, budget *byteBudget) ([]string, error) {
 	type doc struct {
 		index int
 		text  string
 	}
 	var docs []doc
 	for k, v := range attrs.All() {
-		if len(k) < len(oiDocumentsPrefix)+len(oiContentSuffix) ||
-			!strings.HasPrefix(k, oiDocumentsPrefix) || !strings.HasSuffix(k, oiContentSuffix) {
+		if len(k) < len(prefix)+len(oiContentSuffix) ||
+			!strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, oiContentSuffix) {
 			continue // "retrieval.documents.document.content" has both, overlapping
 		}
-		idx := k[len(oiDocumentsPrefix) : len(k)-len(oiContentSuffix)]
+		idx := k[len(prefix) : len(k)-len(oiContentSuffix)]
 		i, err := strconv.Atoi(idx)
 		if err != nil || i < 0 || strconv.Itoa(i) != idx {
 			continue // not a plain index ("+1", "01", "a"): not this convention

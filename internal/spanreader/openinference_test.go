@@ -2,21 +2,28 @@ package spanreader
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// FuzzOpenInference: flattened documents under any index.
+// FuzzOpenInference: flattened documents under any index, a retriever's
+// or a reranker's (n's high bit).
 func FuzzOpenInference(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, content, query, index string, kind, n uint8) {
 		s := ptrace.NewSpan()
-		s.Attributes().PutStr("openinference.span.kind", "RETRIEVER")
+		kindName, prefix := "RETRIEVER", "retrieval.documents."
+		if n&128 != 0 {
+			kindName, prefix = "RERANKER", "reranker.output_documents."
+			putFuzzed(s.Attributes(), "reranker.query", kind, query)
+		}
+		s.Attributes().PutStr("openinference.span.kind", kindName)
 		putFuzzed(s.Attributes(), "input.value", kind, query)
 		for i := range int(n % 16) {
-			putFuzzed(s.Attributes(), "retrieval.documents."+index+string(rune('0'+i))+".document.content", kind/6, content)
+			putFuzzed(s.Attributes(), prefix+index+string(rune('0'+i))+".document.content", kind/6, content)
 		}
 		putFuzzed(s.Attributes(), "output.value", kind/36, content)
 		check(t, Keys{}, fuzzLimits, s)
@@ -76,5 +83,39 @@ func TestBedrockKnowledgeBaseSpans(t *testing.T) {
 	rag.Attributes().Remove("llm.model_name")
 	if d, ok := r.Recognise(rag); !ok || d != DialectOpenInference {
 		t.Errorf("retriever with an output: %q %v", d, ok)
+	}
+}
+
+// An OpenInference RERANKER span (the semantic conventions' reranker.*
+// attributes) is scored on its output ranking, with reranker.query as its
+// query; its input documents are not the ranking.
+func TestOpenInferenceReranker(t *testing.T) {
+	s := newSpan()
+	a := s.Attributes()
+	a.PutStr("openinference.span.kind", "RERANKER")
+	a.PutStr("reranker.query", "What is the capital of France?")
+	a.PutStr("reranker.model_name", "cross-encoder/ms-marco-MiniLM-L-6-v2")
+	a.PutInt("reranker.top_k", 2)
+	a.PutStr("input.value", `{"query": "What is the capital of France?"}`)
+	for i, text := range []string{"Bananas are yellow.", "Paris is the capital of France.", "Oslo is in Norway."} {
+		a.PutStr("reranker.input_documents."+strconv.Itoa(i)+".document.content", text)
+		a.PutStr("reranker.input_documents."+strconv.Itoa(i)+".document.id", strconv.Itoa(i))
+	}
+	a.PutStr("reranker.output_documents.1.document.content", "Oslo is in Norway.")
+	a.PutDouble("reranker.output_documents.1.document.score", 0.2)
+	a.PutStr("reranker.output_documents.0.document.content", "Paris is the capital of France.")
+	a.PutDouble("reranker.output_documents.0.document.score", 0.9)
+	d, ret, err := read(t, New(Keys{}, limits), s)
+	if d != DialectOpenInference || err != nil || ret.Query != "What is the capital of France?" ||
+		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital of France.", "Oslo is in Norway."}) {
+		t.Fatalf("%q %+v %v", d, ret, err)
+	}
+	// Without output documents there is nothing to score: a candidate
+	// with status no_chunks, never its input judged in their place.
+	empty := newSpan()
+	empty.Attributes().PutStr("openinference.span.kind", "RERANKER")
+	empty.Attributes().PutStr("reranker.input_documents.0.document.content", "Paris is the capital of France.")
+	if d, ret, err := read(t, New(Keys{}, limits), empty); d != DialectOpenInference || err != ErrNoChunks {
+		t.Errorf("no output documents: %q %+v %v, want no_chunks", d, ret, err)
 	}
 }

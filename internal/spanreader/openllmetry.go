@@ -26,7 +26,10 @@ import (
 // documents in traceloop.entity.output as JSON, LangChain-style
 // ({"documents": [{"page_content": "…"}]} and its variants) or
 // LlamaIndex.TS's ([{"node": {"text": "…"}, "score": …}]). A model call
-// (llm.request.type) carries its answer in traceloop.entity.output.
+// (llm.request.type) carries its answer in traceloop.entity.output, but a
+// rerank request (Cohere's, llm.request.type rerank) is a retrieval: its
+// output ranking's texts are gen_ai.completion.{i}.content (with
+// returnDocuments), its query gen_ai.prompt.0.user.
 const (
 	keyTraceloopInput   = "traceloop.entity.input"
 	keyTraceloopOutput  = "traceloop.entity.output"
@@ -35,6 +38,10 @@ const (
 	eventDBQueryResult  = "db.query.result"
 	keyDBQueryResultDoc = "db.query.result.document"
 	eventPineconeResult = "pinecone.query.result"
+	keyRerankQuery      = "gen_ai.prompt.0.user"
+	keyCompletionPrefix = "gen_ai.completion."
+	keyContentSuffix    = ".content"
+	requestTypeRerank   = "rerank"
 	// keyQdrantFirstPayload is the first match's payload: watching it
 	// exactly keeps recognition one lookup in the key table; the other
 	// matches' payloads are read with it.
@@ -81,6 +88,9 @@ func (openLLMetryDialect) watches() watchList {
 // looks into them.
 func (openLLMetryDialect) classify(r *Reader, w *watched) class {
 	if _, ok := w.value(ollmRequestType); ok {
+		if w.str(ollmRequestType) == requestTypeRerank {
+			return classMaybe
+		}
 		return classModelCall
 	}
 	_, qdrant := w.value(ollmQdrantPayload)
@@ -91,6 +101,9 @@ func (openLLMetryDialect) classify(r *Reader, w *watched) class {
 }
 
 func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
+	if w.str(ollmRequestType) == requestTypeRerank {
+		return rerankedHaveText(span.Attributes())
+	}
 	_, qdrant := w.value(ollmQdrantPayload)
 	return (w.event(ollmQueryResult) && r.queryResultsHaveText(span.Events())) ||
 		(w.event(ollmPineconeResult) && pineconeResultsHaveText(span.Events())) ||
@@ -99,7 +112,17 @@ func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
 }
 
 func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {
-	ret := Retrieval{Query: r.traceloopQuery(span.Attributes())}
+	attrs := span.Attributes()
+	if str(attrs, keyLLMRequestType) == requestTypeRerank {
+		ret := Retrieval{Query: str(attrs, keyRerankQuery)}
+		var err error
+		if wantChunks {
+			budget := r.budget()
+			ret.Chunks, err = r.rerankedChunks(attrs, &budget)
+		}
+		return ret, err
+	}
+	ret := Retrieval{Query: r.traceloopQuery(attrs)}
 	var err error
 	if wantChunks {
 		budget := r.budget()
@@ -574,6 +597,45 @@ func (r *Reader) qdrantChunks(attrs pcommon.Map, budget *byteBudget) ([]string, 
 				return nil, ErrTooLarge
 			}
 			chunks[m] = r.qdrantText(v)
+			if !budget.take(len(chunks[m])) {
+				return nil, ErrTooLarge
+			}
+		}
+	}
+	return chunks, nil
+}
+
+// rerankedHaveText reports whether a rerank span records the text of some
+// document of its output ranking (Cohere's instrumentation does with
+// returnDocuments; without it, or with content tracing off, only scores
+// or input indices).
+func rerankedHaveText(attrs pcommon.Map) bool {
+	for k, v := range attrs.All() {
+		if _, ok := rankIn(k, keyCompletionPrefix, keyContentSuffix); ok && v.Type() == pcommon.ValueTypeStr && nonBlank(v.Str()) {
+			return true
+		}
+	}
+	return false
+}
+
+// rerankedChunks reads gen_ai.completion.{i}.content in the order of i, the
+// reranker's output ranking; a rank without text keeps its place, empty.
+// There are no more ranks than the span has attributes.
+func (r *Reader) rerankedChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
+	ranks := 0
+	for k := range attrs.All() {
+		if m, ok := rankIn(k, keyCompletionPrefix, keyContentSuffix); ok && m < attrs.Len() {
+			ranks = max(ranks, m+1)
+		}
+	}
+	n, err := r.keep(ranks)
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([]string, n)
+	for k, v := range attrs.All() {
+		if m, ok := rankIn(k, keyCompletionPrefix, keyContentSuffix); ok && m < n {
+			chunks[m] = valueText(v)
 			if !budget.take(len(chunks[m])) {
 				return nil, ErrTooLarge
 			}

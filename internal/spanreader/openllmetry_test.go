@@ -20,7 +20,14 @@ func FuzzOpenLLMetry(f *testing.F) {
 		putFuzzed(s.Attributes(), "traceloop.entity.input", kind/6, input)
 		putFuzzed(s.Attributes(), "db.query.text", kind/36, input)
 		if events&64 != 0 {
-			s.Attributes().PutStr("llm.request.type", "chat")
+			// A model call, or (kind odd) a rerank, whose output ranking
+			// is in the completions.
+			requestType := "chat"
+			if kind&1 != 0 {
+				requestType = "rerank"
+			}
+			s.Attributes().PutStr("llm.request.type", requestType)
+			putFuzzed(s.Attributes(), "gen_ai.prompt.0.user", kind/6, input)
 		}
 		if events&128 != 0 {
 			s.SetParentSpanID(pcommon.SpanID{1})
@@ -41,6 +48,7 @@ func FuzzOpenLLMetry(f *testing.F) {
 			// on the span, under any index.
 			if events&16 != 0 {
 				putFuzzed(s.Attributes(), "db.vector.query.result."+strconv.Itoa(i*int(kind))+".metadata", kind/6, doc)
+				putFuzzed(s.Attributes(), "gen_ai.completion."+strconv.Itoa(i*int(kind))+".content", kind/36, doc)
 			}
 		}
 		check(t, Keys{}, fuzzLimits, s)
@@ -485,6 +493,67 @@ func TestQueryResultLimits(t *testing.T) {
 		_, ret, err := read(t, r, s)
 		if err != tc.err || !reflect.DeepEqual(ret.Chunks, tc.want) {
 			t.Errorf("%+v: %q %v, want %q %v", tc.lim, ret.Chunks, err, tc.want, tc.err)
+		}
+	}
+}
+
+// cohereRerank gives s the shape of a cohere.rerank span of OpenLLMetry's
+// Cohere instrumentation (@traceloop/instrumentation-cohere 0.27.0): the
+// input documents in documents.{i}.index, and per output rank a score and,
+// with returnDocuments, the text (with content tracing off, the input
+// index as an int instead).
+func cohereRerank(s ptrace.Span, query string, input []string, output []any) {
+	a := s.Attributes()
+	a.PutStr("gen_ai.system", "Cohere")
+	a.PutStr("llm.request.type", "rerank")
+	a.PutStr("gen_ai.request.model", "rerank-english-v3.0")
+	a.PutStr("gen_ai.prompt.0.role", "user")
+	a.PutStr("gen_ai.prompt.0.user", query)
+	for i, d := range input {
+		a.PutStr("documents."+strconv.Itoa(i)+".index", d)
+	}
+	for i, d := range output {
+		a.PutDouble("gen_ai.completion."+strconv.Itoa(i)+".relevanceScore", 0.5)
+		switch d := d.(type) {
+		case string:
+			a.PutStr("gen_ai.completion."+strconv.Itoa(i)+".content", d)
+		case int:
+			a.PutInt("gen_ai.completion."+strconv.Itoa(i)+".content", int64(d))
+		}
+	}
+}
+
+// A Cohere rerank span is scored on its output ranking (returnDocuments);
+// without the output's texts it is no retrieval, and chat and generate
+// spans, which carry gen_ai.completion.0.content too, stay model calls.
+func TestCohereRerank(t *testing.T) {
+	r := New(Keys{}, limits)
+	input := []string{"Bananas.", "Paris is the capital.", "Oslo is in Norway."}
+	s := newSpan()
+	cohereRerank(s, "What is the capital of France?", input, []any{"Paris is the capital.", "Oslo is in Norway."})
+	d, ret, err := read(t, r, s)
+	if d != DialectOpenLLMetry || err != nil || ret.Query != "What is the capital of France?" ||
+		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital.", "Oslo is in Norway."}) {
+		t.Fatalf("%q %+v %v", d, ret, err)
+	}
+	for name, build := range map[string]func(ptrace.Span){
+		"without returnDocuments": func(s ptrace.Span) { cohereRerank(s, "q", input, []any{nil, nil}) },
+		"content tracing off":     func(s ptrace.Span) { cohereRerank(s, "", nil, []any{1, 2}) },
+		"chat": func(s ptrace.Span) {
+			s.Attributes().PutStr("llm.request.type", "chat")
+			s.Attributes().PutStr("gen_ai.prompt.0.user", "What is the capital of France?")
+			s.Attributes().PutStr("gen_ai.completion.0.content", "Paris.")
+		},
+		"completion": func(s ptrace.Span) {
+			s.Attributes().PutStr("llm.request.type", "completion")
+			s.Attributes().PutStr("gen_ai.prompt.0.user", "What is the capital of France?")
+			s.Attributes().PutStr("gen_ai.completion.0.content", "Paris.")
+		},
+	} {
+		s := newSpan()
+		build(s)
+		if d, ok := r.Recognise(s); ok {
+			t.Errorf("%s: recognised as %q", name, d)
 		}
 	}
 }
