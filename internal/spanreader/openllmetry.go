@@ -577,12 +577,19 @@ func (r *Reader) qdrantResultsHaveText(attrs pcommon.Map) bool {
 
 // qdrantChunks reads the text of each match's payload in the order of the
 // matches; a match without a payload, or without text in it, keeps its
-// rank as an empty chunk. There are no more ranks than the span has
-// attributes.
+// rank as an empty chunk.
 func (r *Reader) qdrantChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
+	return r.rankedChunks(attrs, keyQdrantResultPrefix, keyQdrantPayloadSuffix, r.qdrantText, budget)
+}
+
+// rankedChunks reads the attributes prefix{i}suffix in the order of i, the
+// text of each by text; a rank without one keeps its place, empty. There
+// are no more ranks than the span has attributes. A value longer than the
+// budget left is refused before text looks into it.
+func (r *Reader) rankedChunks(attrs pcommon.Map, prefix, suffix string, text func(pcommon.Value) string, budget *byteBudget) ([]string, error) {
 	ranks := 0
 	for k := range attrs.All() {
-		if m, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok && m < attrs.Len() {
+		if m, ok := rankIn(k, prefix, suffix); ok && m < attrs.Len() {
 			ranks = max(ranks, m+1)
 		}
 	}
@@ -592,11 +599,11 @@ func (r *Reader) qdrantChunks(attrs pcommon.Map, budget *byteBudget) ([]string, 
 	}
 	chunks := make([]string, n)
 	for k, v := range attrs.All() {
-		if m, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok && m < n {
+		if m, ok := rankIn(k, prefix, suffix); ok && m < n {
 			if v.Type() == pcommon.ValueTypeStr && len(v.Str()) > budget.left {
 				return nil, ErrTooLarge
 			}
-			chunks[m] = r.qdrantText(v)
+			chunks[m] = text(v)
 			if !budget.take(len(chunks[m])) {
 				return nil, ErrTooLarge
 			}
@@ -620,26 +627,6 @@ func rerankedHaveText(attrs pcommon.Map) bool {
 
 // rerankedChunks reads gen_ai.completion.{i}.content in the order of i, the
 // reranker's output ranking; a rank without text keeps its place, empty.
-// There are no more ranks than the span has attributes.
 func (r *Reader) rerankedChunks(attrs pcommon.Map, budget *byteBudget) ([]string, error) {
-	ranks := 0
-	for k := range attrs.All() {
-		if m, ok := rankIn(k, keyCompletionPrefix, keyContentSuffix); ok && m < attrs.Len() {
-			ranks = max(ranks, m+1)
-		}
-	}
-	n, err := r.keep(ranks)
-	if err != nil {
-		return nil, err
-	}
-	chunks := make([]string, n)
-	for k, v := range attrs.All() {
-		if m, ok := rankIn(k, keyCompletionPrefix, keyContentSuffix); ok && m < n {
-			chunks[m] = valueText(v)
-			if !budget.take(len(chunks[m])) {
-				return nil, ErrTooLarge
-			}
-		}
-	}
-	return chunks, nil
+	return r.rankedChunks(attrs, keyCompletionPrefix, keyContentSuffix, valueText, budget)
 }
