@@ -24,6 +24,10 @@
 # needs (Docker's legacy builder builds them all: use BuildKit).
 ARG GO_IMAGE=docker.io/library/golang:1.26-bookworm
 ARG BUILDER_VERSION=v0.161.0
+# What --version prints and the image's version label: `make image` passes
+# scripts/version.sh's (this stage has no .git); empty keeps
+# builder-config.yaml's dist.version (the next release, with -dev).
+ARG VERSION=
 
 FROM ${GO_IMAGE} AS source
 ARG BUILDER_VERSION
@@ -34,14 +38,18 @@ RUN go install go.opentelemetry.io/collector/cmd/builder@${BUILDER_VERSION}
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN builder --config builder-config.yaml \
+ARG VERSION
+RUN if [ -n "$VERSION" ]; then sed -i "s/^  version: .*/  version: $VERSION/" builder-config.yaml; fi \
+ && builder --config builder-config.yaml \
  && mkdir -p /rootfs/etc/ssl/certs \
  && cp build/otelcol-ragprecision/otelcol-ragprecision /rootfs/otelcol-ragprecision \
  && cp /etc/ssl/certs/ca-certificates.crt /rootfs/etc/ssl/certs/ca-certificates.crt
 
 # Everything but the binary and the CA bundle.
 FROM scratch AS runtime
-LABEL org.opencontainers.image.title="otelcol-ragprecision" \
+ARG VERSION
+LABEL org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.title="otelcol-ragprecision" \
       org.opencontainers.image.description="OpenTelemetry Collector with the ragprecision processor (Contextual Precision of RAG retrievals)" \
       org.opencontainers.image.source="https://github.com/ragprecision/ragprecision" \
       org.opencontainers.image.licenses="Apache-2.0"

@@ -11,7 +11,8 @@ BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
 COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
-.PHONY: all build demo validate test lint unit e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
+# FORCE: a prerequisite that makes a rule's recipe run every time.
+.PHONY: FORCE all build demo validate test lint unit e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
 
 all: build
 
@@ -24,10 +25,28 @@ $(BUILDER):
 	GOBIN=$(BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
 	mv $(BIN)/builder $(BUILDER)
 
-# Rebuilt whenever the manifest or any Go source of the module changes.
-$(COLLECTOR): $(BUILDER) builder-config.yaml go.mod go.sum $(shell git ls-files '*.go' 2>/dev/null | grep -v _test.go)
+## VERSION: what `otelcol-ragprecision --version` prints and the image's tag:
+## scripts/version.sh (git describe; docs/RELEASING.md), computed once, when
+## first needed; `make build VERSION=x.y.z` only from the command line.
+ifneq ($(origin VERSION),command line)
+VERSION = $(eval VERSION := $(shell $(CURDIR)/scripts/version.sh))$(VERSION)
+endif
+# builder-config.yaml with dist.version set to $(VERSION); rewritten only when
+# that changes it, so that a new commit or tag rebuilds the binary, and
+# nothing else does.
+BUILD_MANIFEST := $(CURDIR)/build/builder-config.yaml
+$(BUILD_MANIFEST): builder-config.yaml FORCE
+	@[ -n "$(VERSION)" ] || { echo "no version (scripts/version.sh failed)" >&2; exit 1; }
+	@mkdir -p $(@D)
+	@sed 's/^  version: .*/  version: $(VERSION)/' builder-config.yaml >$@.tmp
+	@grep -qx '  version: $(VERSION)' $@.tmp || { echo "builder-config.yaml has no dist.version line to stamp" >&2; exit 1; }
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo "version $(VERSION) in $@"; fi
+FORCE:
+
+# Rebuilt whenever the manifest, the version or any Go source of the module changes.
+$(COLLECTOR): $(BUILDER) $(BUILD_MANIFEST) go.mod go.sum $(shell git ls-files '*.go' 2>/dev/null | grep -v _test.go)
 	@mkdir -p $(BUILD_DIR)
-	$(BUILDER) --config builder-config.yaml
+	$(BUILDER) --config $(BUILD_MANIFEST)
 	cp $(BUILD_DIR)/otelcol-ragprecision $(COLLECTOR)
 
 ## router: bin/otelcol-router, the first tier of a scaled-out deployment: OTLP in,
@@ -64,7 +83,9 @@ own-build: $(BUILDER)
 ## Dockerfile's prebuilt target: no second compilation, no golang image to
 ## pull) and the CA certificates of this machine's ca-certificates package.
 ## `docker build .` alone builds the binary from source in a golang image instead.
-IMAGE            ?= otelcol-ragprecision:dev
+## The tag is the version ($(VERSION)), with `_` for semver's `+`, which
+## image tags do not allow (as Helm does for OCI tags).
+IMAGE            ?= otelcol-ragprecision:$(subst +,_,$(VERSION))
 CONTAINER_ENGINE ?= $(firstword $(foreach e,buildah podman docker,$(if $(shell command -v $(e) 2>/dev/null),$(e))))
 # buildah keeps its images in vfs storage: it works inside containers and
 # sandboxes where overlay mounts are refused. buildah bud leaves the image and
@@ -88,14 +109,14 @@ image: $(COLLECTOR)
 	else echo "no CA certificates in $(CA_CERTS_DIR) (Debian: apt-get install ca-certificates); or set CA_BUNDLE to a PEM bundle" >&2; exit 1; fi
 	@echo "CA bundle: $$(grep -c 'BEGIN CERTIFICATE' $(IMAGE_ROOTFS)/etc/ssl/certs/ca-certificates.crt) certificates"
 	@case "$(CONTAINER_ENGINE)" in \
-	  buildah) set -x; $(BUILDAH) bud --isolation chroot --target prebuilt -t $(IMAGE) . && set +x && \
+	  buildah) set -x; $(BUILDAH) bud --isolation chroot --target prebuilt --build-arg VERSION=$(VERSION) -t $(IMAGE) . && set +x && \
 	    for id in $$($(BUILDAH) images -q --filter dangling=true --filter label=org.opencontainers.image.title=otelcol-ragprecision); do \
 	      for c in $$($(BUILDAH) containers --format '{{.ContainerName}}' --filter ancestor=$$id | grep -- '-working-container$$'); do \
 	        $(BUILDAH) rm $$c >/dev/null; \
 	      done; \
 	      $(BUILDAH) rmi $$id >/dev/null 2>&1 || true; \
 	    done; $(BUILDAH) images $(IMAGE) ;; \
-	  *) set -x; $(CONTAINER_ENGINE) build --target prebuilt -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
+	  *) set -x; $(CONTAINER_ENGINE) build --target prebuilt --build-arg VERSION=$(VERSION) -t $(IMAGE) . && $(CONTAINER_ENGINE) images $(IMAGE) ;; \
 	esac
 
 ## demo: run the collector, on free ports, with builtin:lexical and demo traffic, and
@@ -145,7 +166,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
+E2E_TESTS := TestVersionFlag|TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.
