@@ -29,13 +29,14 @@ var wrongTyped = map[string]func(pcommon.Map, string){
 	},
 }
 
-// noTextIsNoChunks checks that a span whose chunks hold no text is either
-// read as ErrNoChunks or, for the dialects that recognise a retrieval by its
-// documents' text, not recognised at all: never judged.
+// noTextIsNoChunks checks that a span whose chunks hold no text is
+// recognised, and read as ErrNoChunks: never judged, and counted in the
+// funnel as no_chunks.
 func noTextIsNoChunks(t *testing.T, name string, r *Reader, s ptrace.Span) {
 	t.Helper()
 	d, ok := r.Recognise(s)
 	if !ok {
+		t.Errorf("%s: not recognised, want a retrieval with no chunks", name)
 		return
 	}
 	if ret, err := r.Read(s, d); !errors.Is(err, ErrNoChunks) || ret.Chunks != nil {
@@ -97,6 +98,39 @@ func TestWrongTypedChunksOfDialects(t *testing.T) {
 			e.SetName("pinecone.query.result.0.metadata")
 			put(e.Attributes(), "text")
 			noTextIsNoChunks(t, "pinecone metadata "+kind, r, pinecone)
+		}
+
+		qdrant := newSpan()
+		qdrant.Attributes().PutStr("db.system", "qdrant")
+		put(qdrant.Attributes(), "db.vector.query.result.0.metadata")
+		// Qdrant's payloads are JSON objects in strings: a payload of
+		// another type holds no text. (A string payload is looked into for
+		// its text fields; without them it is no retrieval.)
+		if oneDocument {
+			noTextIsNoChunks(t, "qdrant payload "+kind, r, qdrant)
+		}
+
+		cohere := newSpan()
+		cohere.Attributes().PutStr("llm.request.type", "rerank")
+		cohere.Attributes().PutStr("gen_ai.prompt.0.user", "capital of France?")
+		// The exception: a Cohere rerank's gen_ai.completion.{i}.content
+		// holds numbers when the instrumentation's content tracing is off
+		// (the input index of each result), which is a choice, not a wrong
+		// type: no retrieval, as a vector store's spans without text are.
+		// (A string there is a document's text, even when it reads as JSON.)
+		if oneDocument {
+			put(cohere.Attributes(), "gen_ai.completion.0.content")
+			if d, ok := r.Recognise(cohere); ok {
+				t.Errorf("cohere rerank %s: recognised as %q, want no retrieval", kind, d)
+			}
+		}
+
+		reranker := newSpan()
+		reranker.Attributes().PutStr("openinference.span.kind", "RERANKER")
+		reranker.Attributes().PutStr("reranker.query", "capital of France?")
+		if oneDocument {
+			put(reranker.Attributes(), "reranker.output_documents.0.document.content")
+			noTextIsNoChunks(t, "openinference reranker "+kind, r, reranker)
 		}
 
 		spring := springAISpan("query")

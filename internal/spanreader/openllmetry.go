@@ -105,10 +105,104 @@ func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
 		return rerankedHaveText(span.Attributes())
 	}
 	_, qdrant := w.value(ollmQdrantPayload)
-	return (w.event(ollmQueryResult) && r.queryResultsHaveText(span.Events())) ||
-		(w.event(ollmPineconeResult) && pineconeResultsHaveText(span.Events())) ||
-		(qdrant && r.qdrantResultsHaveText(span.Attributes())) ||
+	return (w.event(ollmQueryResult) && (r.queryResultsHaveText(span.Events()) || queryResultsHaveNonText(span.Events()))) ||
+		(w.event(ollmPineconeResult) && (pineconeResultsHaveText(span.Events()) || pineconeResultsHaveNonText(span.Events()))) ||
+		(qdrant && (r.qdrantResultsHaveText(span.Attributes()) || qdrantResultsHaveNonText(span.Attributes()))) ||
 		r.holdsDocuments(w.str(ollmOutput))
+}
+
+// A result whose document field holds numbers or bools instead of text (the
+// README's "chunks of the wrong type") is a retrieval all the same: it is
+// read as no_chunks, so that it shows in the funnel and never in the
+// scores, rather than passing as if it were no retrieval. A result without
+// the field at all (ids, scores, vectors) stays no retrieval.
+
+// queryResultsHaveNonText reports whether some db.query.result event's
+// document holds values that are not text.
+func queryResultsHaveNonText(events ptrace.SpanEventSlice) bool {
+	for i := 0; i < events.Len(); i++ {
+		if e := events.At(i); e.Name() == eventDBQueryResult {
+			if v, ok := e.Attributes().Get(keyDBQueryResultDoc); ok && holdsNonText(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pineconeResultsHaveNonText reports whether some match's metadata has a
+// text field (pineconeTextFields) that is not a string.
+func pineconeResultsHaveNonText(events ptrace.SpanEventSlice) bool {
+	for i := 0; i < events.Len(); i++ {
+		e := events.At(i)
+		if _, ok := pineconeMatch(e.Name()); !ok {
+			continue
+		}
+		for _, f := range pineconeTextFields {
+			if v, ok := e.Attributes().Get(f); ok && v.Type() != pcommon.ValueTypeStr && holdsNonText(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// qdrantResultsHaveNonText reports whether some match's payload is a value
+// that is not text (the instrumentation writes each payload as a JSON
+// string).
+func qdrantResultsHaveNonText(attrs pcommon.Map) bool {
+	for k, v := range attrs.All() {
+		if _, ok := rankIn(k, keyQdrantResultPrefix, keyQdrantPayloadSuffix); ok && v.Type() != pcommon.ValueTypeStr && holdsNonText(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsNonText reports whether a value that holds no text holds something
+// else: a number or a bool, an array or map with such a value, or a string
+// that is a JSON array or object with more than nulls. Blank strings, empty
+// values and nulls are nothing: Chroma's JavaScript client sends [null,null]
+// when a query does not include the documents.
+func holdsNonText(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
+		return true
+	case pcommon.ValueTypeSlice:
+		for _, e := range v.Slice().All() {
+			if holdsNonText(e) {
+				return true
+			}
+		}
+	case pcommon.ValueTypeMap:
+		for _, e := range v.Map().All() {
+			if holdsNonText(e) {
+				return true
+			}
+		}
+	case pcommon.ValueTypeStr:
+		t, ok := jsonContainer(v.Str())
+		return ok && !onlyNulls(t)
+	}
+	return false
+}
+
+// onlyNulls reports whether a JSON text is nothing but brackets, commas,
+// white space and nulls.
+func onlyNulls(t string) bool {
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '[', ']', '{', '}', ',', ' ', '\t', '\n', '\r':
+		case 'n':
+			if !strings.HasPrefix(t[i:], "null") {
+				return false
+			}
+			i += len("null") - 1
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Retrieval, error) {

@@ -694,8 +694,29 @@ func TestWrongTypedChunksAreNoChunks(t *testing.T) {
 	g.Attributes().PutStr("gen_ai.operation.name", "retrieval")
 	g.Attributes().PutStr("rag.reference", "Paris")
 	_ = g.Attributes().PutEmptySlice("gen_ai.retrieval.documents").FromRaw([]any{int64(1), int64(2)})
+	// The dialects that recognise a retrieval by its results: a result
+	// whose document field holds numbers is a retrieval without chunks.
+	chroma := b.add("chroma-ints", pcommon.TraceID{})
+	chroma.Attributes().PutStr("rag.reference", "Paris")
+	for i := range 2 {
+		e := chroma.Events().AppendEmpty()
+		e.SetName("db.query.result")
+		e.Attributes().PutInt("db.query.result.document", int64(i))
+	}
+	pinecone := b.add("pinecone-ints", pcommon.TraceID{})
+	pinecone.Attributes().PutStr("rag.reference", "Paris")
+	pinecone.Events().AppendEmpty().SetName("pinecone.query.result")
+	meta := pinecone.Events().AppendEmpty()
+	meta.SetName("pinecone.query.result.0.metadata")
+	meta.Attributes().PutInt("text", 7)
+	qdrant := b.add("qdrant-ints", pcommon.TraceID{})
+	qdrant.Attributes().PutStr("rag.reference", "Paris")
+	_ = qdrant.Attributes().PutEmptySlice("db.vector.query.result.0.metadata").FromRaw([]any{int64(1)})
 	h.consume(b.td)
-	h.waitSpans(8)
+	h.waitSpans(11)
+	if n := len(h.spansByName()); n != 11 {
+		t.Fatalf("%d spans, want 11", n)
+	}
 	for name := range h.spansByName() {
 		expectStatus(t, h.span(name), ragattr.StatusNoChunks)
 	}
