@@ -91,7 +91,7 @@ var chunks = map[string]string{
 		"the embedding. Overlapping neighbouring chunks by a sentence or two is a common compromise.",
 }
 
-// dialect is the span attribute convention a trace is written in (README,
+// dialect is the span attribute convention a trace is written in (docs/SOURCES.md,
 // "Retrieval dialects").
 type dialect string
 

@@ -20,7 +20,7 @@ import (
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
 )
 
-// TestNPMInstrumentations runs the retrieval sources of the README's
+// TestNPMInstrumentations runs the retrieval sources of docs/SOURCES.md's
 // dialect table that ship on npm — Chroma, Pinecone and Qdrant with
 // OpenLLMetry's vector-store instrumentations, Cohere's reranker with
 // OpenLLMetry's, Amazon Bedrock Knowledge Bases with OpenInference's,

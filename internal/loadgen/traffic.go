@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// Dialect is a convention retrieval spans are written in (the README, "Retrieval dialects").
+// Dialect is a convention retrieval spans are written in (docs/SOURCES.md, "Retrieval dialects").
 type Dialect string
 
 const (
@@ -35,7 +35,7 @@ const (
 	DialectOpenLLMetry Dialect = "openllmetry"
 )
 
-// Dialects lists the dialects in the order of the README's dialect table.
+// Dialects lists the dialects in the order of docs/SOURCES.md's dialect table.
 var Dialects = []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry}
 
 // ReferenceKey is where every retrieval span carries its reference (the

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// AnswerSpan is a span that can give its trace's answer (the README,
+// AnswerSpan is a span that can give its trace's answer (docs/SOURCES.md,
 // trace_join): the trace's root span, or an LLM span.
 type AnswerSpan struct {
 	// Text is the answer, cut to the reader's byte limit.

@@ -2,7 +2,7 @@ package spanreader
 
 import "go.opentelemetry.io/collector/pdata/ptrace"
 
-// The OpenTelemetry GenAI semantic conventions (the README's dialect
+// The OpenTelemetry GenAI semantic conventions (docs/SOURCES.md's dialect
 // table): a span whose gen_ai.operation.name is retrieval holds documents
 // in gen_ai.retrieval.documents; a model call's answer is in
 // gen_ai.output.messages.

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Arize OpenInference (the README's dialect table): a RETRIEVER span
+// Arize OpenInference (docs/SOURCES.md's dialect table): a RETRIEVER span
 // flattens its documents into retrieval.documents.{i}.document.content; an
 // LLM span's answer is output.value. A RETRIEVER span that names a model
 // (llm.model_name) generated an answer from what it retrieved, as Bedrock's

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Traceloop OpenLLMetry (the README's dialect table). Vector-store
+// Traceloop OpenLLMetry (docs/SOURCES.md's dialect table). Vector-store
 // instrumentations record a query's results as span events: Chroma's (and
 // Milvus's, Marqo's, Pinecone's Python ones) db.query.result, the document's
 // text in db.query.result.document (Python: one event per result; JS: one
@@ -112,7 +112,7 @@ func (openLLMetryDialect) confirm(r *Reader, span ptrace.Span, w watched) bool {
 }
 
 // A result whose document field holds numbers or bools instead of text (the
-// README's "chunks of the wrong type") is a retrieval all the same: it is
+// wrong type of docs/SOURCES.md's "Retrieval dialects") is a retrieval all the same: it is
 // read as no_chunks, so that it shows in the funnel and never in the
 // scores, rather than passing as if it were no retrieval. A result without
 // the field at all (ids, scores, vectors) stays no retrieval.

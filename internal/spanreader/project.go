@@ -2,7 +2,7 @@ package spanreader
 
 import "go.opentelemetry.io/collector/pdata/ptrace"
 
-// The project's own keys (the README's dialect table): rag.chunks marks a
+// The project's own keys (docs/SOURCES.md's dialect table): rag.chunks marks a
 // retrieval; rag.query, rag.answer and rag.reference go with it.
 const (
 	keyRAGChunks    = "rag.chunks"

@@ -10,7 +10,7 @@
 //
 // Each dialect is a file (project.go, genai.go, openinference.go,
 // openllmetry.go, springai.go) implementing the dialect interface of
-// registry.go, which lists them in the order of the README's dialect table
+// registry.go, which lists them in the order of docs/SOURCES.md's dialect table
 // and holds the pass over a span's attributes. jsonscan.go is the JSON scanner, jsonfind.go what the
 // dialects look for with it.
 package spanreader
@@ -105,7 +105,7 @@ func New(keys Keys, limits Limits) *Reader {
 }
 
 // Recognise reports whether span is a retrieval span, and by which dialect.
-// Dialects are tried in the README's order; a span carrying the configured
+// Dialects are tried in docs/SOURCES.md's order; a span carrying the configured
 // chunks attribute is recognised by it before any dialect. A span already
 // scored upstream is not recognised. It is one pass over the attributes
 // (see observe) and allocates nothing.

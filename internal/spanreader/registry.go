@@ -8,7 +8,7 @@ import (
 )
 
 // A dialect is one instrumentation convention for retrieval spans (the
-// README's dialect table). Adding one is a file that implements dialect
+// docs/SOURCES.md's dialect table). Adding one is a file that implements dialect
 // (with its own _test file and fuzz target, listed in the Makefile's fuzz
 // target), its line in dialects below (numDialects counts them) and its
 // case in classifyAs; a line in answerers too if its model calls carry the
@@ -56,7 +56,7 @@ const (
 	classModelCall
 )
 
-// dialects in the order of the README's dialect table: the first that
+// dialects in the order of docs/SOURCES.md's dialect table: the first that
 // recognises a span wins.
 var dialects = [numDialects]dialect{
 	projectDialect{},
@@ -72,7 +72,7 @@ var dialects = [numDialects]dialect{
 const numDialects = 5
 
 // answerers are the dialects whose attributes can carry a trace's answer,
-// in the order they are tried (trace_join in the README).
+// in the order they are tried (trace_join in docs/SOURCES.md).
 var answerers = [...]int{
 	dialectIndex(DialectOpenInference),
 	dialectIndex(DialectGenAI),

@@ -37,7 +37,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("answerer %d is not a dialect", a)
 		}
 	}
-	// The order of the README's dialect table.
+	// The order of docs/SOURCES.md's dialect table.
 	want := []Dialect{DialectProject, DialectGenAI, DialectOpenInference, DialectOpenLLMetry, DialectSpringAI}
 	for i, d := range want {
 		if dialects[i].id() != d {
@@ -80,7 +80,7 @@ func TestKeysAreComparedExactly(t *testing.T) {
 	}
 }
 
-// Readers are tried in the README's order, the first that recognises the span
+// Readers are tried in docs/SOURCES.md's order, the first that recognises the span
 // wins: every earlier dialect beats every later one, OpenLLMetry's events
 // and documents included, and the winner's fields are the ones read.
 func TestEveryEarlierDialectWins(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Spring AI's vector store observations (the README's dialect table): a
+// Spring AI's vector store observations (docs/SOURCES.md's dialect table): a
 // span of spring.ai.kind vector_store whose query has its text in
 // db.vector.query.content. Its documents are on the span only where the
 // application asked for them, in the 1.0.0 milestones
