@@ -83,8 +83,8 @@ type Judge struct {
 type Cascade struct {
 	// MinConfidence is the confidence from which builtin:lexical's verdicts
 	// are final; the LLM decides the rest. Higher: more LLM calls, closer
-	// to the LLM's own agreement. Default 0.7 (see the README's "Choosing a
-	// judge").
+	// to the LLM's own agreement. Default 0.7 (see docs/JUDGES.md, "Choosing
+	// a judge").
 	MinConfidence float64 `mapstructure:"min_confidence"`
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestDiagnoseWorkedValues pins the worked values of the README's retrieval
+// TestDiagnoseWorkedValues pins the worked values of the component README's retrieval
 // diagnostics, and the edge cases: one chunk, all relevant, none relevant.
 func TestDiagnoseWorkedValues(t *testing.T) {
 	tests := []struct {
@@ -34,7 +34,7 @@ func TestDiagnoseWorkedValues(t *testing.T) {
 			t.Errorf("%v: got %+v, want %+v", tc.verdicts, d, tc.want)
 		}
 	}
-	// The four digits the README quotes.
+	// The four digits the component README quotes.
 	d, _ := Diagnose(bools(1, 0, 1), 0)
 	if got := math.Round(d.NDCG*1e4) / 1e4; got != 0.9197 {
 		t.Errorf("[1,0,1]: nDCG %.4f, want 0.9197", got)

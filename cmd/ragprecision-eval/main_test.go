@@ -117,7 +117,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 // TestRunSample runs the command on the real sample when it is available,
-// and pins the figures the README quotes.
+// and pins the figures docs/JUDGES.md quotes.
 func TestRunSample(t *testing.T) {
 	if _, err := hotpotqa.DefaultPath(); errors.Is(err, hotpotqa.ErrNotFound) {
 		t.Skipf("HotpotQA sample not available: %v", err)
@@ -127,10 +127,10 @@ func TestRunSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f := row(t, out, "all", "builtin:lexical"); f[colRetrievals] != "500" || f[colPrecision] != "0.773" || f[colRecall] != "0.866" || f[colF1] != "0.817" || f[colCPMAE] != "0.071" {
-		t.Errorf("README figures moved: %v", f)
+		t.Errorf("docs/JUDGES.md figures moved: %v", f)
 	}
 	if f := row(t, out, "heldout", "builtin:lexical"); f[colRetrievals] != "246" || f[colF1] != "0.800" || f[colCPMAE] != "0.070" {
-		t.Errorf("README held-out figures moved: %v", f)
+		t.Errorf("docs/JUDGES.md held-out figures moved: %v", f)
 	}
 	// A half of the single-chunk version is the same judged alone or not.
 	both, _, err := runEval(t, "-single-chunk")

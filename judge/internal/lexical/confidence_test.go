@@ -16,7 +16,7 @@ import (
 // The tests here measure whether Verdict.Confidence is informative, on the
 // HotpotQA sample (HotpotQA (Yang et al., 2018), CC BY-SA 4.0, IRCoT dev
 // subsample), and the judge on single-chunk retrievals, where its relative
-// rule has nothing to compare with. The report behind the README's figures:
+// rule has nothing to compare with. The report behind docs/JUDGES.md's figures:
 //
 //	LEXICAL_REPORT=1 go test -run ConfidenceReport -v ./judge/internal/lexical/
 
