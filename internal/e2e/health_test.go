@@ -25,7 +25,7 @@ import (
 const healthGate = "--feature-gates=+extension.healthcheck.useComponentStatus"
 
 // TestJudgeOutageShowsInHealthCheck runs examples/health-check.yaml — the
-// safe health-check configuration docs/OPERATING.md shows — against a judge
+// safe health-check configuration docs/DEPLOYING.md shows — against a judge
 // nobody listens on (the file's addresses and judge overridden on the
 // command line, the file itself as users copy it). When the judge keeps
 // failing, the processor reports a recoverable error: the status instance
@@ -119,7 +119,7 @@ func TestJudgeOutageShowsInHealthCheck(t *testing.T) {
 }
 
 // TestHealthCheckDocsQuoteTheExample: the health-check configuration
-// docs/OPERATING.md shows is examples/health-check.yaml's (which
+// docs/DEPLOYING.md shows is examples/health-check.yaml's (which
 // TestExampleConfigsValidate validates and TestJudgeOutageShowsInHealthCheck
 // runs), and `make validate` accepts that file with the command the docs
 // give.
@@ -130,7 +130,7 @@ func TestHealthCheckDocsQuoteTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "OPERATING.md"))
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "DEPLOYING.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,16 +143,16 @@ func TestHealthCheckDocsQuoteTheExample(t *testing.T) {
 		// Each paragraph of the snippet is a piece of the file, verbatim.
 		for _, part := range strings.Split(strings.TrimSpace(block[1]), "\n\n") {
 			if !strings.Contains(string(example), part+"\n") {
-				t.Errorf("docs/OPERATING.md shows\n%s\nwhich examples/health-check.yaml does not hold", part)
+				t.Errorf("docs/DEPLOYING.md shows\n%s\nwhich examples/health-check.yaml does not hold", part)
 			}
 		}
 	}
 	if quoted != 1 {
-		t.Errorf("docs/OPERATING.md has %d yaml blocks with health_check/probes, want 1", quoted)
+		t.Errorf("docs/DEPLOYING.md has %d yaml blocks with health_check/probes, want 1", quoted)
 	}
 	validate := "make validate CONFIG=examples/health-check.yaml ARGS=" + healthGate
 	if !strings.Contains(string(doc), validate) {
-		t.Fatalf("docs/OPERATING.md does not give %q", validate)
+		t.Fatalf("docs/DEPLOYING.md does not give %q", validate)
 	}
 	bin := collectorBinary(t)
 	// The binary given, never rebuilt (-o): only the validate recipe runs.

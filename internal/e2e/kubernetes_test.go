@@ -16,7 +16,7 @@ import (
 )
 
 // TestKubernetesManifests checks deploy/kubernetes without a cluster: that
-// every document parses, that the objects the README describes are there
+// every document parses, that the objects docs/DEPLOYING.md describes are there
 // and refer to each other by the right names, labels and ports, that the
 // probes ask the health_check extension, and that the configurations in
 // the ConfigMaps are accepted by the `validate` subcommand of the binaries

@@ -18,8 +18,8 @@ const builderEnv = "RAGPRECISION_BUILDER"
 
 // TestOwnCollectorBuild builds examples/own-collector/builder-config.yaml —
 // the manifest of "Add ragprecision to your own collector" — as a newcomer
-// would: in a fresh clone, with the shell commands the README shows (so that
-// a step the README leaves out fails here), then with `make own-build` in
+// would: in a fresh clone, with the shell commands docs/DEPLOYING.md shows (so
+// that a step the page leaves out fails here), then with `make own-build` in
 // another fresh clone. Each collector must list ragprecision among its
 // components, nothing but the three the manifest asks for, and validate a
 // configuration that uses ragprecision.
@@ -27,9 +27,9 @@ func TestOwnCollectorBuild(t *testing.T) {
 	t.Parallel()
 	builder := requiredBinary(t, builderEnv, "the Collector Builder")
 	root := repoRoot(t)
-	commands := readmeOwnCollectorCommands(t, root)
+	commands := docOwnCollectorCommands(t, root)
 
-	// The README's commands, with `builder` on the PATH as `go install` puts
+	// The page's commands, with `builder` on the PATH as `go install` puts
 	// it there; the install itself is the one line not run.
 	bin := t.TempDir()
 	if err := os.Symlink(builder, filepath.Join(bin, "builder")); err != nil {
@@ -46,11 +46,11 @@ func TestOwnCollectorBuild(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("the README's %q in a fresh clone: %v\n%s", line, err, out)
+			t.Fatalf("docs/DEPLOYING.md's %q in a fresh clone: %v\n%s", line, err, out)
 		}
 		components = out
 	}
-	checkOwnCollector(t, "the README's commands", filepath.Join(clone, "build", "otelcol-own", "otelcol-own"), components)
+	checkOwnCollector(t, "docs/DEPLOYING.md's commands", filepath.Join(clone, "build", "otelcol-own", "otelcol-own"), components)
 
 	clone = freshClone(t, root)
 	make := exec.Command("make", "--no-print-directory", "own-build", "BUILDER="+builder)
@@ -64,11 +64,11 @@ func TestOwnCollectorBuild(t *testing.T) {
 	checkOwnCollector(t, "make own-build", filepath.Join(clone, "build", "otelcol-own", "otelcol-own"), components)
 }
 
-// readmeOwnCollectorCommands returns the lines of the README's shell block
+// docOwnCollectorCommands returns the lines of docs/DEPLOYING.md's shell block
 // that builds examples/own-collector, comments removed.
-func readmeOwnCollectorCommands(t *testing.T, root string) []string {
+func docOwnCollectorCommands(t *testing.T, root string) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "DEPLOYING.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func readmeOwnCollectorCommands(t *testing.T, root string) []string {
 		}
 		return lines
 	}
-	t.Fatal("README.md has no sh block that runs builder --config examples/own-collector/builder-config.yaml")
+	t.Fatal("docs/DEPLOYING.md has no sh block that runs builder --config examples/own-collector/builder-config.yaml")
 	return nil
 }
 
@@ -268,12 +268,12 @@ func TestManifestsUseOneRelease(t *testing.T) {
 	}
 }
 
-// TestBuilderAllowsMixedVersions holds the README to what the builder
+// TestBuilderAllowsMixedVersions holds docs/DEPLOYING.md to what the builder
 // v0.161.0 does with a manifest that mixes collector releases: it generates
 // the sources and resolves the modules without a complaint, also with
 // --skip-strict-versioning=false (compiling is left out: it adds minutes and
 // proves nothing more about the check). Were the builder to refuse it, the
-// README would have to say so again.
+// page would have to say so again.
 func TestBuilderAllowsMixedVersions(t *testing.T) {
 	t.Parallel()
 	builder := requiredBinary(t, builderEnv, "the Collector Builder")
@@ -299,7 +299,7 @@ func TestBuilderAllowsMixedVersions(t *testing.T) {
 	build.Dir = dir
 	out, err := build.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the builder refused a manifest with otlpreceiver v0.160.0 next to v0.161.0 (the README says it does not): %v\n%s", err, out)
+		t.Fatalf("the builder refused a manifest with otlpreceiver v0.160.0 next to v0.161.0 (docs/DEPLOYING.md says it does not): %v\n%s", err, out)
 	}
 	gomod, err := os.ReadFile(filepath.Join(dir, "otelcol-own", "go.mod"))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
 )
 
-// The scale-out tests run the two-tier topology of the README on loopback:
+// The scale-out tests run the two-tier topology of docs/DEPLOYING.md on loopback:
 // bin/otelcol-router with deploy/router's configuration (the loadbalancing
 // exporter, routing_key: traceID) in front of otelcol-ragprecision
 // replicas, each exporting to a sink of its own, so that the tests know

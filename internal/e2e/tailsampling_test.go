@@ -140,7 +140,7 @@ func TestTailSamplingExample(t *testing.T) {
 				t.Errorf("kept %d of %d failed retrievals, %d of %d spans", kept, traces, sink.SpanCount(), 3*traces)
 			}
 			if !c.wantKept && kept == traces {
-				t.Errorf("every failed retrieval was kept although the sampler decided before the judge answered: the README's advice would be wrong")
+				t.Errorf("every failed retrieval was kept although the sampler decided before the judge answered: docs/DEPLOYING.md's advice would be wrong")
 			}
 		})
 	}
