@@ -8,7 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode"
+
+	"github.com/ragprecision/ragprecision/internal/doclinks"
 )
 
 const rulesPath = "../../deploy/prometheus/ragprecision.rules.yml"
@@ -142,16 +143,12 @@ func TestRulesNameOnlyExportedSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, a := range alerts {
 		if !strings.Contains(string(operating), "### "+a) {
 			t.Errorf("docs/OPERATING.md has no section ### %s", a)
 		}
-		if !strings.Contains(string(readme), "| `"+a+"` |") {
-			t.Errorf("the README's alert table has no row for %s", a)
+		if !strings.Contains(string(operating), "| `"+a+"` |") {
+			t.Errorf("docs/OPERATING.md's alert table has no row for %s", a)
 		}
 	}
 }
@@ -173,12 +170,7 @@ func TestAlertsHaveRunbookURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	anchors := map[string]bool{}
-	for _, line := range strings.Split(string(operating), "\n") {
-		if heading, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
-			anchors[headingAnchor(heading)] = true
-		}
-	}
+	anchors := doclinks.Headings(string(operating))
 	bases := map[string]bool{}
 	alerts := 0
 	for _, r := range f.Rules() {
@@ -206,34 +198,6 @@ func TestAlertsHaveRunbookURLs(t *testing.T) {
 	}
 	if alerts == 0 || len(bases) != 1 {
 		t.Errorf("%d alerts, runbook bases %v: want one base for all", alerts, bases)
-	}
-}
-
-// headingAnchor is the anchor GitHub gives a Markdown heading: lower case,
-// punctuation other than - and _ removed, spaces turned into hyphens.
-func headingAnchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func TestHeadingAnchor(t *testing.T) {
-	for heading, want := range map[string]string{
-		"RAGJudgeDown":                                      "ragjudgedown",
-		"Retrieval outcomes: what to do first":              "retrieval-outcomes-what-to-do-first",
-		"Choosing `sampling_percentage`":                    "choosing-sampling_percentage",
-		"`judge_version`: a judge change starts new series": "judge_version-a-judge-change-starts-new-series",
-	} {
-		if got := headingAnchor(heading); got != want {
-			t.Errorf("headingAnchor(%q) = %q, want %q", heading, got, want)
-		}
 	}
 }
 
