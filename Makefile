@@ -166,7 +166,7 @@ lint:
 
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestVersionFlag|TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
+E2E_TESTS := TestVersionFlag|TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestHelmValues|TestOperatorManifest|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.
