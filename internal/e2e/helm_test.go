@@ -21,7 +21,7 @@ import (
 // chart) and deploy/operator (the OpenTelemetry Operator's
 // OpenTelemetryCollector). Neither helm nor a cluster runs here: the values
 // are checked against the chart's own values.schema.json (what helm checks
-// before it renders), the configuration in each is accepted by the built
+// before it renders), the OpenTelemetryCollector against the CRD's schema, the configuration in each is accepted by the built
 // binary's `validate`, and the fields the chart and the Operator turn into
 // the container, its ports, probes and ServiceMonitors are checked against
 // that configuration (deploy/helm/README.md, deploy/operator/README.md).
@@ -148,7 +148,8 @@ func TestHelmValues(t *testing.T) {
 }
 
 // TestOperatorManifest checks deploy/operator: the OpenTelemetryCollector
-// runs this image with a configuration that validates, exposes the product
+// conforms to the CRD's schema (testdata/operator), runs this image with a
+// configuration that validates, exposes the product
 // metrics port (the Operator adds OTLP's and the telemetry port from the
 // configuration itself), asks for the ServiceMonitor of the collector's own
 // metrics, and the second document's ServiceMonitor selects the Operator's
@@ -173,6 +174,11 @@ func TestOperatorManifest(t *testing.T) {
 	}
 	if col.str("apiVersion") != "opentelemetry.io/v1beta1" {
 		t.Errorf("%s: apiVersion %q: v1beta1 takes the configuration as YAML, not a string", col.id(), col.str("apiVersion"))
+	}
+	// The schema the Kubernetes API server checks it against: the CRD's.
+	crd := readYAML(t, filepath.Join(root, "internal", "e2e", "testdata", "operator", "opentelemetrycollector-v1beta1.schema.yaml"))
+	for _, p := range jsonschema.FromMap(crd).Validate(map[string]any(col)) {
+		t.Errorf("%s breaks the OpenTelemetryCollector v1beta1 schema: %s", col.id(), p)
 	}
 	if m := col.str("spec", "mode"); m != "deployment" && m != "statefulset" {
 		t.Errorf("spec.mode %q", m)

@@ -1,8 +1,10 @@
 // Package jsonschema checks a decoded YAML or JSON document against a JSON
 // Schema: the keywords that a Helm chart's values.schema.json uses (Helm
-// checks values against that file at install and template time). A keyword
-// it does not implement is an error, never skipped, so that a schema can
-// not pass by a constraint being ignored.
+// checks values against that file at install and template time), and those
+// of a Kubernetes CRD's openAPIV3Schema (format int32 and int64, pattern,
+// minimum, the x-kubernetes-* extensions). A keyword it does not implement
+// is an error, never skipped, so that a schema can not pass by a constraint
+// being ignored.
 package jsonschema
 
 import (
@@ -30,10 +32,19 @@ func Parse(raw []byte) (*Schema, error) {
 	return &Schema{root: root}, nil
 }
 
-// annotations carry no constraint.
+// FromMap takes a schema already decoded (from YAML, as CRDs are written).
+func FromMap(root map[string]any) *Schema { return &Schema{root: root} }
+
+// annotations carry no constraint on a document that is checked, not
+// defaulted or merged: x-kubernetes-preserve-unknown-fields only stops
+// pruning (a missing additionalProperties allows any key here anyway),
+// x-kubernetes-int-or-string comes with the anyOf that checks it, and
+// x-kubernetes-map-type says how a map merges.
 var annotations = map[string]bool{
 	"$schema": true, "$defs": true, "definitions": true, "title": true,
 	"description": true, "default": true, "examples": true, "$comment": true,
+	"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-int-or-string": true,
+	"x-kubernetes-map-type": true,
 }
 
 // Validate returns every place where doc breaks the schema, as "path: problem",
@@ -64,7 +75,8 @@ func (s *Schema) check(schema map[string]any, v any, path string, problems *[]st
 	for key := range schema {
 		switch key {
 		case "$ref", "type", "properties", "patternProperties", "additionalProperties",
-			"required", "enum", "const", "items", "anyOf", "oneOf", "allOf":
+			"required", "enum", "const", "items", "anyOf", "oneOf", "allOf",
+			"format", "pattern", "minimum", "x-kubernetes-list-type", "x-kubernetes-list-map-keys":
 		default:
 			if !annotations[key] {
 				add("schema keyword %q is not implemented", key)
@@ -80,6 +92,26 @@ func (s *Schema) check(schema map[string]any, v any, path string, problems *[]st
 	}
 	if c, ok := schema["const"]; ok && !equal(c, v) {
 		add("%v is not %v", v, c)
+	}
+	if f, ok := schema["format"].(string); ok {
+		checkFormat(f, v, add)
+	}
+	if p, ok := schema["pattern"].(string); ok {
+		if str, isStr := v.(string); isStr {
+			if re, err := regexp.Compile(p); err != nil {
+				add("pattern %q: %v", p, err)
+			} else if !re.MatchString(str) {
+				add("%q does not match %s", str, p)
+			}
+		}
+	}
+	if m, ok := number(schema["minimum"]); ok {
+		if n, isNum := number(v); isNum && n < m {
+			add("%v is below the minimum %v", v, m)
+		}
+	}
+	if lt, ok := schema["x-kubernetes-list-type"].(string); ok {
+		checkListType(lt, asSlice(schema["x-kubernetes-list-map-keys"]), v, add)
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
 		alts, ok := schema[k].([]any)
@@ -153,6 +185,52 @@ func (s *Schema) check(schema map[string]any, v any, path string, problems *[]st
 				s.check(items, e, fmt.Sprintf("%s[%d]", path, i), problems)
 			}
 		}
+	}
+}
+
+// checkFormat knows the formats of the schemas checked here; another is an
+// error.
+func checkFormat(format string, v any, add func(string, ...any)) {
+	bits := map[string]float64{"int32": 32, "int64": 64}[format]
+	if bits == 0 {
+		add("format %q is not implemented", format)
+		return
+	}
+	if n, ok := number(v); ok && (n < -math.Pow(2, bits-1) || n >= math.Pow(2, bits-1)) {
+		add("%v is out of the range of %s", v, format)
+	}
+}
+
+// checkListType: a "map" list has no two items with the same keys, a "set"
+// no two equal items; "atomic" says only how the list merges.
+func checkListType(listType string, keys []any, v any, add func(string, ...any)) {
+	items, ok := v.([]any)
+	if !ok {
+		return
+	}
+	switch listType {
+	case "atomic":
+		return
+	case "map", "set":
+	default:
+		add("x-kubernetes-list-type %q is not implemented", listType)
+		return
+	}
+	seen := map[string]int{}
+	for i, item := range items {
+		id := fmt.Sprint(item)
+		if listType == "map" {
+			m, _ := item.(map[string]any)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprint(m[fmt.Sprint(k)]))
+			}
+			id = strings.Join(parts, "/")
+		}
+		if j, dup := seen[id]; dup {
+			add("items %d and %d have the same %s", j, i, map[bool]string{true: fmt.Sprint(keys), false: "value"}[listType == "map"])
+		}
+		seen[id] = i
 	}
 }
 

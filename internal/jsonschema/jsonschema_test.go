@@ -92,6 +92,49 @@ free: {anything: [1, 2]}
 	}
 }
 
+// The keywords and extensions of a Kubernetes CRD's openAPIV3Schema.
+func TestKubernetesExtensions(t *testing.T) {
+	var root map[string]any
+	if err := yaml.Unmarshal([]byte(`
+type: object
+properties:
+  replicas: {type: integer, format: int32}
+  version: {type: integer, minimum: 1}
+  memory:
+    anyOf: [{type: integer}, {type: string}]
+    pattern: ^[0-9]+(Mi|Gi)?$
+    x-kubernetes-int-or-string: true
+  env:
+    type: array
+    x-kubernetes-list-type: map
+    x-kubernetes-list-map-keys: [name]
+    items: {type: object, required: [name], properties: {name: {type: string}}}
+  groups: {type: array, x-kubernetes-list-type: set, items: {type: integer}}
+  args: {type: array, x-kubernetes-list-type: atomic, items: {type: string}}
+  config: {type: object, x-kubernetes-preserve-unknown-fields: true, x-kubernetes-map-type: atomic}
+`), &root); err != nil {
+		t.Fatal(err)
+	}
+	s := FromMap(root)
+	for doc, want := range map[string]string{
+		`{replicas: 2, version: 3, memory: 1Gi, env: [{name: a}, {name: b}], groups: [1, 2], args: [x, x], config: {any: 1}}`: "",
+		`{replicas: 3000000000}`:        "replicas: 3000000000 is out of the range of int32",
+		`{version: 0}`:                  "version: 0 is below the minimum 1",
+		`{memory: 1GB}`:                 `memory: "1GB" does not match`,
+		`{env: [{name: a}, {name: a}]}`: "env: items 0 and 1 have the same [name]",
+		`{groups: [1, 1]}`:              "groups: items 0 and 1 have the same value",
+	} {
+		var d any
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(s.Validate(d), "\n")
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%s: problems %q, want %q", doc, got, want)
+		}
+	}
+}
+
 // A keyword the validator does not implement fails the check instead of
 // being skipped, and so does a reference it cannot follow.
 func TestUnimplementedIsAnError(t *testing.T) {
@@ -99,6 +142,7 @@ func TestUnimplementedIsAnError(t *testing.T) {
 		`{"type": "string", "maxLength": 3}`: `schema keyword "maxLength" is not implemented`,
 		`{"$ref": "other.json#/x"}`:          `only references within the schema`,
 		`{"$ref": "#/$defs/missing"}`:        `does not resolve`,
+		`{"format": "date-time"}`:            `format "date-time" is not implemented`,
 	} {
 		s, err := Parse([]byte(schema))
 		if err != nil {
