@@ -21,10 +21,11 @@ import (
 // chart) and deploy/operator (the OpenTelemetry Operator's
 // OpenTelemetryCollector). Neither helm nor a cluster runs here: the values
 // are checked against the chart's own values.schema.json (what helm checks
-// before it renders), the OpenTelemetryCollector against the CRD's schema, the configuration in each is accepted by the built
-// binary's `validate`, and the fields the chart and the Operator turn into
-// the container, its ports, probes and ServiceMonitors are checked against
-// that configuration (deploy/helm/README.md, deploy/operator/README.md).
+// before it renders), the OpenTelemetryCollector against the CRD's schema,
+// the configuration in each is accepted by the built binary's `validate`,
+// and the fields the chart and the Operator turn into the container, its
+// ports, probes and ServiceMonitors are checked against that configuration
+// (deploy/helm/README.md, deploy/operator/README.md).
 
 // helmChart is the chart release the values are written for; its schema is
 // test data.
