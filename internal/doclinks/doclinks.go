@@ -98,44 +98,80 @@ type Link struct {
 
 // Links returns the relative links of a page (inline links, images and
 // reference definitions) outside fenced code blocks and code spans. Links
-// with a scheme (https:, mailto:) are left out.
+// with a scheme (https:, mailto:) are left out. A link's text may wrap onto
+// the next lines of its paragraph: each paragraph is read as one line, and
+// a link is reported at the line it starts on.
 func Links(page string) []Link {
 	var out []Link
+	add := func(line int, t string) {
+		t = strings.TrimSuffix(strings.TrimPrefix(t, "<"), ">")
+		if u, err := url.Parse(t); err == nil && u.Scheme != "" {
+			return
+		}
+		out = append(out, Link{Line: line, Target: t})
+	}
 	ls, count := lines(page)
-	for n := 1; n <= count; n++ {
-		line, ok := ls[n]
-		if !ok {
-			continue
-		}
-		var targets []string
-		if m := refDefinition.FindStringSubmatch(line); m != nil {
-			targets = append(targets, m[1])
-		} else {
-			// Code spans outside links' text are no links; those inside a
-			// link's text stay part of it.
-			rest := line
-			for {
-				loc := inlineLink.FindStringSubmatchIndex(rest)
-				span := codeSpan.FindStringIndex(rest)
-				if loc == nil {
-					break
-				}
-				if span != nil && span[0] < loc[0] {
-					rest = rest[span[1]:]
-					continue
-				}
-				targets = append(targets, rest[loc[4]:loc[5]])
-				rest = rest[loc[1]:]
+	var para strings.Builder
+	var starts []int // the offset in para of each of its lines
+	first := 0       // the page line of para's first line
+	flush := func() {
+		text := para.String()
+		lineAt := func(off int) int {
+			i := 0
+			for i+1 < len(starts) && starts[i+1] <= off {
+				i++
 			}
+			return first + i
 		}
-		for _, t := range targets {
-			t = strings.TrimSuffix(strings.TrimPrefix(t, "<"), ">")
-			if u, err := url.Parse(t); err == nil && u.Scheme != "" {
+		// Code spans outside links' text are no links; those inside a
+		// link's text stay part of it.
+		pos := 0
+		for {
+			rest := text[pos:]
+			loc := inlineLink.FindStringSubmatchIndex(rest)
+			span := codeSpan.FindStringIndex(rest)
+			if loc == nil {
+				break
+			}
+			if span != nil && span[0] < loc[0] {
+				pos += span[1]
 				continue
 			}
-			out = append(out, Link{Line: n, Target: t})
+			add(lineAt(pos+loc[0]), rest[loc[4]:loc[5]])
+			pos += loc[1]
 		}
+		para.Reset()
+		starts = starts[:0]
 	}
+	for n := 1; n <= count; n++ {
+		line, ok := ls[n]
+		if !ok || strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		if m := refDefinition.FindStringSubmatch(line); m != nil {
+			flush()
+			add(n, m[1])
+			continue
+		}
+		if atxHeading.MatchString(line) || strings.HasPrefix(strings.TrimSpace(line), "|") {
+			// A heading or a table row is a block of its own line.
+			flush()
+			first = n
+			starts = append(starts, 0)
+			para.WriteString(line)
+			flush()
+			continue
+		}
+		if para.Len() == 0 {
+			first = n
+		} else {
+			para.WriteByte(' ')
+		}
+		starts = append(starts, para.Len())
+		para.WriteString(line)
+	}
+	flush()
 	return out
 }
 

@@ -48,10 +48,14 @@ func TestLinks(t *testing.T) {
 		"[ref]: ../LICENSE",
 		"[alpha]: https://example.com",
 		"[below](#a-section)",
+		"",
+		"A link whose text [wraps onto",
+		"the next line](docs/WRAPPED.md) is read,",
+		"| a table | [cell](table.md) |",
 	}, "\n")
 	want := []Link{
 		{1, "examples/demo.yaml"}, {1, "docs/OPERATING.md#alerts"},
-		{2, "pic.png"}, {6, "../LICENSE"}, {8, "#a-section"},
+		{2, "pic.png"}, {6, "../LICENSE"}, {8, "#a-section"}, {10, "docs/WRAPPED.md"}, {12, "table.md"},
 	}
 	if got := Links(page); !reflect.DeepEqual(got, want) {
 		t.Errorf("Links = %v, want %v", got, want)
