@@ -259,6 +259,9 @@ func (t *telemetry) recordScore(ctx context.Context, r *scoreResult, s series, t
 	sets := t.scoreSets(key)
 	v := r.score.Value
 	t.product.ContextualPrecision.Record(ctx, v, sets.record...)
+	if r.lift != nil {
+		t.product.RerankLift.Record(ctx, r.lift.Value, sets.record...)
+	}
 	one := tallyScores{key: key, sets: sets, scored: 1, squares: v * v}
 	if r.sampleRate > 0 {
 		one.weight, one.weightedSum = 1/r.sampleRate, v/r.sampleRate

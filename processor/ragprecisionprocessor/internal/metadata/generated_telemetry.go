@@ -59,6 +59,7 @@ type TelemetryBuilder struct {
 	ProcessorRagprecisionVerdictCacheHitsTotal    metric.Int64Counter
 	ProcessorRagprecisionVerdictCacheMissesTotal  metric.Int64Counter
 	ProcessorRagprecisionVerdictsTotal            metric.Int64Counter
+	RerankLift                                    metric.Float64Histogram
 	RetrievalChunksJudgedTotal                    metric.Int64ObservableCounter
 	RetrievalChunksRelevantTotal                  metric.Int64ObservableCounter
 	RetrievalNdcg                                 metric.Float64Histogram
@@ -452,6 +453,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_ragprecision_verdicts_total",
 		metric.WithDescription("Chunk verdicts of scored spans, by the judge that decided them and whether they were relevant. [Alpha]"),
 		metric.WithUnit("{verdicts}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RerankLift, err = builder.meter.Float64Histogram(
+		"rag_rerank_lift",
+		metric.WithDescription("A reranker's lift on rerank spans that carry its input ranking as well as its output, the output's Contextual Precision minus the input's first K documents' (K the number the reranker returned), from the same verdicts. [Alpha]"),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries([]float64{-1, -0.8, -0.6, -0.4, -0.2, 0, 0.2, 0.4, 0.6, 0.8, 1}...),
 	)
 	errs = errors.Join(errs, err)
 	builder.RetrievalChunksJudgedTotal, err = builder.meter.Int64ObservableCounter(
