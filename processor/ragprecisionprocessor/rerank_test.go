@@ -14,7 +14,11 @@ import (
 	"github.com/ragprecision/ragprecision/internal/ragattr"
 )
 
-const metricRerankLift = "rag_rerank_lift"
+const (
+	metricRerankLift = "rag_rerank_lift"
+	metricRerankGain = "rag_rerank_lift_gain_total"
+	metricRerankLoss = "rag_rerank_lift_loss_total"
+)
 
 var (
 	rerankBananas = "Bananas are yellow."
@@ -102,6 +106,13 @@ func TestRerankLift(t *testing.T) {
 	if !slices.Equal(dp.Bounds, []float64{-1, -0.8, -0.6, -0.4, -0.2, 0, 0.2, 0.4, 0.6, 0.8, 1}) {
 		t.Errorf("buckets %v", dp.Bounds)
 	}
+	// The mean lift's counters: the gain, and a loss of 0 beside it.
+	for name, want := range map[string]float64{metricRerankGain: 5.0/6 - 0.5, metricRerankLoss: 0} {
+		got, sets := floatSum(t, h, name, nil)
+		if len(sets) != 1 || math.Abs(got-want) > 1e-9 || !sets[0].Equals(&dp.Attributes) {
+			t.Errorf("%s: %v in %v, want one series of %v with the lift's labels", name, got, sets, want)
+		}
+	}
 	cp := histogram(t, h.tel, metricPrecision)
 	if !dp.Attributes.Equals(&cp.DataPoints[0].Attributes) {
 		t.Errorf("lift labels %v, CP's %v", dp.Attributes.ToSlice(), cp.DataPoints[0].Attributes.ToSlice())
@@ -113,12 +124,14 @@ func TestRerankLift(t *testing.T) {
 	b = newBatch("rag-api")
 	cohereRerankSpan(b, "again", []string{rerankBananas, rerankParis, rerankOslo, rerankSeine},
 		[]string{rerankSeine, rerankParis, rerankOslo})
+	// A reranker that moved Paris down: output [0,1], input [1,0].
+	cohereRerankSpan(b, "hurts", []string{rerankParis, rerankOslo}, []string{rerankOslo, rerankParis})
 	cohereRerankSpan(b, "no input", nil, []string{rerankParis, rerankOslo})
 	cohereRerankSpan(b, "short input", []string{rerankParis}, []string{rerankParis, rerankOslo})
 	cohereRerankSpan(b, "no output", []string{rerankParis, rerankOslo}, nil)
 	b.project("plain", question, "", rerankParis, rerankOslo)
 	h.consume(b.td)
-	h.waitSpans(6)
+	h.waitSpans(7)
 	if got := len(srv.Requests()); got != 4 {
 		t.Errorf("%d judge requests after the same documents again, want still 4", got)
 	}
@@ -147,8 +160,14 @@ func TestRerankLift(t *testing.T) {
 		lifts = append(lifts, ds.AsString()+"="+strconv.FormatUint(dp.Count, 10))
 	}
 	slices.Sort(lifts)
-	if !slices.Equal(lifts, []string{"again=1", "cohere.rerank=1"}) {
+	if !slices.Equal(lifts, []string{"again=1", "cohere.rerank=1", "hurts=1"}) {
 		t.Errorf("lifts recorded %v, want one for each span with both rankings", lifts)
+	}
+	for name, want := range map[string]float64{metricRerankGain: 0, metricRerankLoss: 0.5} {
+		got, sets := floatSum(t, h, name, map[string]string{labelDataSource: "hurts"})
+		if len(sets) != 1 || math.Abs(got-want) > 1e-9 {
+			t.Errorf("hurts: %s %v in %d series, want %v", name, got, len(sets), want)
+		}
 	}
 }
 

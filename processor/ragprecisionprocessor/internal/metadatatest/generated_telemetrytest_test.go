@@ -86,6 +86,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorRagprecisionVerdictCacheMissesTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictsTotal.Add(context.Background(), 1)
 	tb.RerankLift.Record(context.Background(), 1)
+	tb.RerankLiftGainTotal.Add(context.Background(), 1)
+	tb.RerankLiftLossTotal.Add(context.Background(), 1)
 	tb.RetrievalNdcg.Record(context.Background(), 1)
 	tb.RetrievalReciprocalRank.Record(context.Background(), 1)
 	AssertEqualContextualPrecision(t, testTel,
@@ -183,6 +185,12 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualRerankLift(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRerankLiftGainTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRerankLiftLossTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualRetrievalChunksJudgedTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
