@@ -19,6 +19,7 @@ const (
 	ndcg1w          = "service_data_source:rag_retrieval_ndcg:mean1w"
 	reciprocal1h    = "service_data_source:rag_retrieval_reciprocal_rank:mean1h"
 	reciprocal1w    = "service_data_source:rag_retrieval_reciprocal_rank:mean1w"
+	rerankLift1h    = "service_data_source:rag_rerank_lift:mean1h"
 	outcomeShare1h  = "service_data_source_outcome:rag_retrieval_outcome:share1h"
 	outcomeChange1h = "service_data_source_outcome:rag_retrieval_outcome:share_change1h"
 	rankShare1h     = "service_data_source_rank:rag_retrieval_chunks_relevant:share1h"
@@ -100,6 +101,15 @@ func diagnosticRows(b *dashboard.DashboardBuilder) {
 		query(ofCurrentJudge(reciprocal1w+f), "reciprocal rank baseline"),
 	).Span(24).Min(0).Max(1).
 		OverrideByRegexp(".* baseline", []dashboard.DynamicConfigValue{dashed}))
+	b.WithPanel(series("Does my reranker help: mean lift, last hour",
+		"For rerank spans that carry the reranker's input ranking as well as its output (OpenInference RERANKER, Cohere rerank): the hour's mean of the output's CP minus the input's, the input cut to the depth the reranker returns, from the same verdicts. Above 0 the reranker moves relevant documents up, by that much CP; below 0 it moves them down and does harm; near 0 it costs latency for nothing. No data: this data source has no such spans. docs/OPERATING.md says what to do.",
+		"none",
+		query(ofCurrentJudge(rerankLift1h+f), "lift"),
+	).Span(24).Min(-1).Max(1).Decimals(2).
+		Thresholds(dashboard.NewThresholdsConfigBuilder().
+			Mode(dashboard.ThresholdsModeAbsolute).
+			Steps([]dashboard.Threshold{{Color: "red"}, {Value: ptr(0.0), Color: "green"}})).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeLine)))
 
 	b.WithRow(dashboard.NewRowBuilder("Why it got worse: retrieval outcomes of $data_source").Repeat("data_source"))
 	shares := series("Retrieval outcomes, last hour",

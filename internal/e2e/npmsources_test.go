@@ -128,8 +128,11 @@ func TestNPMInstrumentations(t *testing.T) {
 		// are judged against the trace's answer.
 		{span: "workflow qdrant langchain > qdrant.search", verdicts: []bool{true, false, true}, cp: 5.0 / 6},
 		{span: "workflow qdrant text > qdrant.search", verdicts: []bool{false, true, false}, cp: 0.5},
-		// Scored on the reranker's output (Paris, Oslo, the Seine).
-		{span: "workflow cohere > cohere.rerank", query: npmQuestion, verdicts: []bool{true, false, true}, cp: 5.0 / 6},
+		// Scored on the reranker's output (Paris, Oslo, the Seine); its
+		// input's first three (bananas, Paris, Oslo) score CP 1/2 and nDCG
+		// (1/log2 3) / 1.
+		{span: "workflow cohere > cohere.rerank", query: npmQuestion, verdicts: []bool{true, false, true}, cp: 5.0 / 6,
+			rerankInput: &npmRerankInput{cp: 0.5, ndcg: 1 / math.Log2(3)}},
 	}
 	// Spans that must come out, and untouched.
 	others := []string{

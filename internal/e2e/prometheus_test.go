@@ -58,6 +58,9 @@ processors:
     sampling_percentage: 100
     threshold: 0.7
     max_wait: 10s
+    # The rerank spans carry a query and no reference (the keyword judge
+    # reads neither).
+    reference_sources: [reference, answer, query]
     judge:
       model: openai:live-judge
       base_url: {{JUDGE}}
@@ -245,6 +248,8 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	gen := newTrafficGen(ctx, t, st.grpc, "v1", "v2")
 	defer gen.shutdown(t)
 	go gen.run(ctx, liveRate)
+	// Reranks with both rankings, for the reranker's lift.
+	go gen.runReranks(ctx, 2)
 	start := time.Now()
 	fired := map[string]bool{}
 	for time.Since(start) < goodPhase {
@@ -270,6 +275,12 @@ func TestPrometheusRulesAndDashboardLive(t *testing.T) {
 	checkLiveData(t, prom, withoutExprs(exprs, notLiveHere))
 	checkRuleHealth(t, prom)
 	reportTuning(t, prom, gen.retrievals(), start)
+	// Three reranks in four gain 5/12, the fourth loses 5/12: a mean of
+	// 5/24 over the window (give or take a rerank at its edges).
+	lift := prom.value(t, fmt.Sprintf(`service_data_source:rag_rerank_lift:mean1h{service_name=%q, data_source=%q}`, trafficService, trafficRerankSource))
+	if math.Abs(lift-5.0/24) > 0.05 {
+		t.Errorf("mean rerank lift %.4f, want 5/24 = %.4f", lift, 5.0/24)
+	}
 
 	// The rankings turn bad.
 	gen.setPhase(badRankings)
@@ -581,7 +592,7 @@ func checkCatalogAgainstScrape(t *testing.T, urls []string, extra []string) {
 	}
 	for name, fam := range families {
 		if !strings.HasPrefix(name, "otelcol_processor_ragprecision_") && !strings.HasPrefix(name, "rag_contextual_precision") &&
-			!strings.HasPrefix(name, "rag_retrieval_") {
+			!strings.HasPrefix(name, "rag_retrieval_") && !strings.HasPrefix(name, "rag_rerank_") {
 			continue
 		}
 		f, ok := catalog[name]

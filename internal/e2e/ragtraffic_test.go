@@ -250,3 +250,53 @@ func TestTrafficRankings(t *testing.T) {
 		}
 	}
 }
+
+// trafficRerankSource is the data source (the span name) of the rerank
+// spans runReranks sends.
+const trafficRerankSource = "docs-rerank"
+
+// sendRerank sends one OpenInference RERANKER span, under a root of its
+// own, with its input and output rankings. Three of four reranks move the
+// two relevant documents up (output [1,1,0], CP 1, from an input whose
+// first three are [0,1,1], CP 7/12: a lift of 5/12); the fourth moves them
+// down (the reverse: a lift of -5/12), so that the loss counter counts too.
+func (g *trafficGen) sendRerank(ctx context.Context, n int) {
+	relevant := func(i int) string {
+		return fmt.Sprintf("%s is the capital of France (rerank note %d.%d).", trafficKeyword, n%40, i)
+	}
+	other := func(i int) string { return fmt.Sprintf("Berlin is the capital of Germany (rerank %d.%d).", n, i) }
+	input := []string{other(0), relevant(1), relevant(2), other(3)}
+	output := []string{input[1], input[2], input[0]}
+	if n%4 == 3 {
+		input = []string{relevant(1), relevant(2), other(0), other(3)}
+		output = []string{input[2], input[0], input[1]}
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("openinference.span.kind", "RERANKER"),
+		attribute.String("reranker.query", "What is the capital of France?"),
+	}
+	for i, d := range input {
+		attrs = append(attrs, attribute.String(fmt.Sprintf("reranker.input_documents.%d.document.content", i), d))
+	}
+	for i, d := range output {
+		attrs = append(attrs, attribute.String(fmt.Sprintf("reranker.output_documents.%d.document.content", i), d))
+	}
+	ctx, root := g.tr.Start(ctx, "answer")
+	_, s := g.tr.Start(ctx, trafficRerankSource, trace.WithAttributes(attrs...))
+	s.End()
+	root.End()
+}
+
+// runReranks sends perSecond reranks a second until ctx ends.
+func (g *trafficGen) runReranks(ctx context.Context, perSecond int) {
+	tick := time.NewTicker(time.Second / time.Duration(perSecond))
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		g.sendRerank(ctx, n)
+	}
+}

@@ -42,6 +42,14 @@ const (
 	PrecisionAtK = "rag.retrieval.precision"
 )
 
+// A reranker's input ranking, on a rerank span that carries it: its first
+// K documents (K the number the reranker returned) scored with the verdicts
+// of the same judgement as the output.
+const (
+	RerankInputPrecision = "rag.rerank.input_contextual_precision"
+	RerankInputNDCG      = "rag.rerank.input_ndcg"
+)
+
 // The evaluation event of a scored span, in the GenAI conventions' terms.
 const (
 	EvaluationEvent       = "gen_ai.evaluation.result"

@@ -27,12 +27,21 @@ func check(t *testing.T, keys Keys, lim Limits, s ptrace.Span) {
 	}
 	if d, ok := r.Recognise(s); ok {
 		ret, err := r.Read(s, d)
+		if err != nil && ret.RerankInput != nil {
+			t.Fatalf("an input ranking with %v", err)
+		}
 		if err == nil {
 			if len(ret.Chunks) == 0 || len(ret.Chunks) > lim.MaxChunks || (lim.TopK > 0 && len(ret.Chunks) > lim.TopK) {
 				t.Fatalf("%d chunks with limits %+v", len(ret.Chunks), lim)
 			}
+			if ret.RerankInput != nil && len(ret.RerankInput) != len(ret.Chunks) {
+				t.Fatalf("an input ranking of %d documents beside %d chunks", len(ret.RerankInput), len(ret.Chunks))
+			}
 			total := len(ret.Query) + len(ret.Answer) + len(ret.Reference)
 			for _, c := range ret.Chunks {
+				total += len(c)
+			}
+			for _, c := range ret.RerankInput {
 				total += len(c)
 			}
 			if total > lim.MaxBytes {

@@ -20,19 +20,21 @@ import (
 // a key of its length is common. A RERANKER span is a retrieval whose
 // ranking is the reranker's output: its documents are
 // reranker.output_documents.{i}.document.content, its query
-// reranker.query.
+// reranker.query, its input ranking
+// reranker.input_documents.{i}.document.content.
 const (
-	keyOISpanKind     = "openinference.span.kind"
-	keyOIInput        = "input.value"
-	keyOIOutput       = "output.value"
-	keyOIModelName    = "llm.model_name"
-	oiRetriever       = "RETRIEVER"
-	oiReranker        = "RERANKER"
-	keyOIRerankQuery  = "reranker.query"
-	oiRerankedPrefix  = "reranker.output_documents."
-	oiLLM             = "LLM"
-	oiDocumentsPrefix = "retrieval.documents."
-	oiContentSuffix   = ".document.content"
+	keyOISpanKind       = "openinference.span.kind"
+	keyOIInput          = "input.value"
+	keyOIOutput         = "output.value"
+	keyOIModelName      = "llm.model_name"
+	oiRetriever         = "RETRIEVER"
+	oiReranker          = "RERANKER"
+	keyOIRerankQuery    = "reranker.query"
+	oiRerankedPrefix    = "reranker.output_documents."
+	oiRerankInputPrefix = "reranker.input_documents."
+	oiLLM               = "LLM"
+	oiDocumentsPrefix   = "retrieval.documents."
+	oiContentSuffix     = ".document.content"
 )
 
 // Watched attributes of openInferenceDialect, by index.
@@ -75,13 +77,17 @@ func (openInferenceDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (
 	attrs := span.Attributes()
 	ret := Retrieval{Query: str(attrs, keyOIInput)}
 	prefix := oiDocumentsPrefix
-	if str(attrs, keyOISpanKind) == oiReranker {
+	reranker := str(attrs, keyOISpanKind) == oiReranker
+	if reranker {
 		ret.Query, prefix = str(attrs, keyOIRerankQuery), oiRerankedPrefix
 	}
 	var err error
 	if wantChunks {
 		budget := r.budget()
 		ret.Chunks, err = r.openInferenceChunks(attrs, prefix, &budget)
+		if err == nil && reranker {
+			ret.RerankInput = openInferenceInput(attrs, len(ret.Chunks), &budget)
+		}
 	}
 	return ret, err
 }
@@ -90,14 +96,43 @@ func (openInferenceDialect) answer(_ *Reader, w watched) string { return w.str(o
 
 // openInferenceChunks reads prefix{i}.document.content (a retriever's
 // retrieval.documents., a reranker's reranker.output_documents.) in the
-// order of i. Indices need not be contiguous; duplicates cannot occur since
-// attribute keys are unique.
+// order of i.
 func (r *Reader) openInferenceChunks(attrs pcommon.Map, prefix string, budget *byteBudget) ([]string, error) {
-	type doc struct {
-		index int
-		text  string
+	docs := openInferenceDocuments(attrs, prefix)
+	n, err := r.keep(len(docs))
+	if err != nil {
+		return nil, err
 	}
-	var docs []doc
+	return documentTexts(docs[:n], budget)
+}
+
+// openInferenceInput reads a reranker's input ranking,
+// reranker.input_documents.{i}.document.content in the order of i, cut to
+// its first k documents (the output's depth): nil when it has fewer than k
+// or does not fit in what is left of the budget.
+func openInferenceInput(attrs pcommon.Map, k int, budget *byteBudget) []string {
+	docs := openInferenceDocuments(attrs, oiRerankInputPrefix)
+	if k == 0 || len(docs) < k {
+		return nil
+	}
+	input, err := documentTexts(docs[:k], budget)
+	if err != nil {
+		return nil
+	}
+	return input
+}
+
+// oiDocument is one prefix{index}.document.content.
+type oiDocument struct {
+	index int
+	text  string
+}
+
+// openInferenceDocuments is the documents prefix{i}.document.content, in
+// the order of i. Indices need not be contiguous; duplicates cannot occur
+// since attribute keys are unique.
+func openInferenceDocuments(attrs pcommon.Map, prefix string) []oiDocument {
+	var docs []oiDocument
 	for k, v := range attrs.All() {
 		if len(k) < len(prefix)+len(oiContentSuffix) ||
 			!strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, oiContentSuffix) {
@@ -108,16 +143,17 @@ func (r *Reader) openInferenceChunks(attrs pcommon.Map, prefix string, budget *b
 		if err != nil || i < 0 || strconv.Itoa(i) != idx {
 			continue // not a plain index ("+1", "01", "a"): not this convention
 		}
-		docs = append(docs, doc{index: i, text: valueText(v)})
+		docs = append(docs, oiDocument{index: i, text: valueText(v)})
 	}
-	n, err := r.keep(len(docs))
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(docs, func(a, b doc) int { return a.index - b.index })
-	chunks := make([]string, n)
-	for i := range n {
-		chunks[i] = docs[i].text
+	slices.SortFunc(docs, func(a, b oiDocument) int { return a.index - b.index })
+	return docs
+}
+
+// documentTexts is the texts of docs, within the budget.
+func documentTexts(docs []oiDocument, budget *byteBudget) ([]string, error) {
+	chunks := make([]string, len(docs))
+	for i, d := range docs {
+		chunks[i] = d.text
 		if !budget.take(len(chunks[i])) {
 			return nil, ErrTooLarge
 		}

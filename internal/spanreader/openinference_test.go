@@ -10,9 +10,13 @@ import (
 )
 
 // FuzzOpenInference: flattened documents under any index, a retriever's
-// or a reranker's (n's high bit).
+// or a reranker's (n's high bit), with its input documents (n's next bit).
 func FuzzOpenInference(f *testing.F) {
 	seeds(f)
+	// Rerankers with input documents: contiguous, sparse, of other types.
+	f.Add("Paris.", "Bananas.", "", uint8(0), uint8(128+64+3))
+	f.Add("Paris.", "Bananas.", "", uint8(7), uint8(128+64+2))
+	f.Add("Paris.", "Bananas.", "", uint8(36), uint8(128+64+4))
 	f.Fuzz(func(t *testing.T, content, query, index string, kind, n uint8) {
 		s := ptrace.NewSpan()
 		kindName, prefix := "RETRIEVER", "retrieval.documents."
@@ -24,6 +28,9 @@ func FuzzOpenInference(f *testing.F) {
 		putFuzzed(s.Attributes(), "input.value", kind, query)
 		for i := range int(n % 16) {
 			putFuzzed(s.Attributes(), prefix+index+string(rune('0'+i))+".document.content", kind/6, content)
+			if n&64 != 0 {
+				putFuzzed(s.Attributes(), "reranker.input_documents."+strconv.Itoa(i*int(kind))+".document.content", kind/36, query)
+			}
 		}
 		putFuzzed(s.Attributes(), "output.value", kind/36, content)
 		check(t, Keys{}, fuzzLimits, s)
@@ -88,7 +95,8 @@ func TestBedrockKnowledgeBaseSpans(t *testing.T) {
 
 // An OpenInference RERANKER span (the semantic conventions' reranker.*
 // attributes) is scored on its output ranking, with reranker.query as its
-// query; its input documents are not the ranking.
+// query; its input documents are not the ranking, but its input ranking,
+// read to the output's depth.
 func TestOpenInferenceReranker(t *testing.T) {
 	s := newSpan()
 	a := s.Attributes()
@@ -107,7 +115,8 @@ func TestOpenInferenceReranker(t *testing.T) {
 	a.PutDouble("reranker.output_documents.0.document.score", 0.9)
 	d, ret, err := read(t, New(Keys{}, limits), s)
 	if d != DialectOpenInference || err != nil || ret.Query != "What is the capital of France?" ||
-		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital of France.", "Oslo is in Norway."}) {
+		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital of France.", "Oslo is in Norway."}) ||
+		!reflect.DeepEqual(ret.RerankInput, []string{"Bananas are yellow.", "Paris is the capital of France."}) {
 		t.Fatalf("%q %+v %v", d, ret, err)
 	}
 	// Without output documents there is nothing to score: a candidate
@@ -117,5 +126,53 @@ func TestOpenInferenceReranker(t *testing.T) {
 	empty.Attributes().PutStr("reranker.input_documents.0.document.content", "Paris is the capital of France.")
 	if d, ret, err := read(t, New(Keys{}, limits), empty); d != DialectOpenInference || err != ErrNoChunks {
 		t.Errorf("no output documents: %q %+v %v, want no_chunks", d, ret, err)
+	}
+}
+
+// A reranker's input ranking is read in the order of its indices, cut to
+// the output's depth (top_k cuts the output first), and left out, with the
+// output scored all the same, when it is shorter than the output or does
+// not fit in max_bytes beside it.
+func TestOpenInferenceRerankerInput(t *testing.T) {
+	span := func(input map[int]string, output ...string) ptrace.Span {
+		s := newSpan()
+		a := s.Attributes()
+		a.PutStr("openinference.span.kind", "RERANKER")
+		a.PutStr("reranker.query", "q")
+		for i, text := range input {
+			a.PutStr("reranker.input_documents."+strconv.Itoa(i)+".document.content", text)
+		}
+		for i, text := range output {
+			a.PutStr("reranker.output_documents."+strconv.Itoa(i)+".document.content", text)
+		}
+		return s
+	}
+	input := map[int]string{7: "d", 0: "a", 3: "c", 1: "b"}
+	for _, tc := range []struct {
+		name   string
+		lim    Limits
+		input  map[int]string
+		output []string
+		want   []string
+	}{
+		{"sparse indices", limits, input, []string{"c", "a"}, []string{"a", "b"}},
+		{"as deep as the output", limits, input, []string{"d", "c", "b", "a"}, []string{"a", "b", "c", "d"}},
+		{"top_k cuts the output, then the input", Limits{TopK: 1, MaxChunks: 10, MaxBytes: 1000}, input, []string{"c", "a"}, []string{"a"}},
+		{"shorter than the output", limits, map[int]string{0: "a"}, []string{"a", "b"}, nil},
+		{"no input", limits, nil, []string{"a"}, nil},
+		{"over max_bytes", Limits{MaxChunks: 10, MaxBytes: 3}, input, []string{"c", "a"}, nil},
+	} {
+		_, ret, err := read(t, New(Keys{}, tc.lim), span(tc.input, tc.output...))
+		if err != nil || !reflect.DeepEqual(ret.RerankInput, tc.want) {
+			t.Errorf("%s: input %q %v, want %q", tc.name, ret.RerankInput, err, tc.want)
+		}
+	}
+	// A retriever's documents are never an input ranking.
+	s := newSpan()
+	s.Attributes().PutStr("openinference.span.kind", "RETRIEVER")
+	s.Attributes().PutStr("retrieval.documents.0.document.content", "a")
+	s.Attributes().PutStr("reranker.input_documents.0.document.content", "a")
+	if _, ret, err := read(t, New(Keys{}, limits), s); err != nil || ret.RerankInput != nil {
+		t.Errorf("retriever: input %q %v", ret.RerankInput, err)
 	}
 }

@@ -29,19 +29,23 @@ import (
 // (llm.request.type) carries its answer in traceloop.entity.output, but a
 // rerank request (Cohere's, llm.request.type rerank) is a retrieval: its
 // output ranking's texts are gen_ai.completion.{i}.content (with
-// returnDocuments), its query gen_ai.prompt.0.user.
+// returnDocuments), its query gen_ai.prompt.0.user, and its input
+// ranking's texts documents.{i}.index (the name notwithstanding: the
+// instrumentation records each input document's text there).
 const (
-	keyTraceloopInput   = "traceloop.entity.input"
-	keyTraceloopOutput  = "traceloop.entity.output"
-	keyLLMRequestType   = "llm.request.type"
-	keyDBQueryText      = "db.query.text"
-	eventDBQueryResult  = "db.query.result"
-	keyDBQueryResultDoc = "db.query.result.document"
-	eventPineconeResult = "pinecone.query.result"
-	keyRerankQuery      = "gen_ai.prompt.0.user"
-	keyCompletionPrefix = "gen_ai.completion."
-	keyContentSuffix    = ".content"
-	requestTypeRerank   = "rerank"
+	keyTraceloopInput    = "traceloop.entity.input"
+	keyTraceloopOutput   = "traceloop.entity.output"
+	keyLLMRequestType    = "llm.request.type"
+	keyDBQueryText       = "db.query.text"
+	eventDBQueryResult   = "db.query.result"
+	keyDBQueryResultDoc  = "db.query.result.document"
+	eventPineconeResult  = "pinecone.query.result"
+	keyRerankQuery       = "gen_ai.prompt.0.user"
+	keyCompletionPrefix  = "gen_ai.completion."
+	keyContentSuffix     = ".content"
+	requestTypeRerank    = "rerank"
+	keyCohereInputPrefix = "documents."
+	keyCohereInputSuffix = ".index"
 	// keyQdrantFirstPayload is the first match's payload: watching it
 	// exactly keeps recognition one lookup in the key table; the other
 	// matches' payloads are read with it.
@@ -213,6 +217,9 @@ func (openLLMetryDialect) read(r *Reader, span ptrace.Span, wantChunks bool) (Re
 		if wantChunks {
 			budget := r.budget()
 			ret.Chunks, err = r.rerankedChunks(attrs, &budget)
+			if err == nil {
+				ret.RerankInput = rankedInput(attrs, keyCohereInputPrefix, keyCohereInputSuffix, valueText, len(ret.Chunks), &budget)
+			}
 		}
 		return ret, err
 	}
@@ -678,19 +685,45 @@ func (r *Reader) qdrantChunks(attrs pcommon.Map, budget *byteBudget) ([]string, 
 
 // rankedChunks reads the attributes prefix{i}suffix in the order of i, the
 // text of each by text; a rank without one keeps its place, empty. There
-// are no more ranks than the span has attributes. A value longer than the
-// budget left is refused before text looks into it.
+// are no more ranks than the span has attributes.
 func (r *Reader) rankedChunks(attrs pcommon.Map, prefix, suffix string, text func(pcommon.Value) string, budget *byteBudget) ([]string, error) {
+	n, err := r.keep(rankCount(attrs, prefix, suffix))
+	if err != nil {
+		return nil, err
+	}
+	return readRanks(attrs, prefix, suffix, text, n, budget)
+}
+
+// rankedInput reads a reranker's input ranking from prefix{i}suffix, as
+// rankedChunks does, cut to the first k ranks (the output's depth): nil
+// when it has fewer than k ranks or does not fit in what is left of the
+// budget, since then it cannot be compared with the output.
+func rankedInput(attrs pcommon.Map, prefix, suffix string, text func(pcommon.Value) string, k int, budget *byteBudget) []string {
+	if k == 0 || rankCount(attrs, prefix, suffix) < k {
+		return nil
+	}
+	input, err := readRanks(attrs, prefix, suffix, text, k, budget)
+	if err != nil {
+		return nil
+	}
+	return input
+}
+
+// rankCount is one past the highest i of the attributes prefix{i}suffix,
+// at most the number of attributes.
+func rankCount(attrs pcommon.Map, prefix, suffix string) int {
 	ranks := 0
 	for k := range attrs.All() {
 		if m, ok := rankIn(k, prefix, suffix); ok && m < attrs.Len() {
 			ranks = max(ranks, m+1)
 		}
 	}
-	n, err := r.keep(ranks)
-	if err != nil {
-		return nil, err
-	}
+	return ranks
+}
+
+// readRanks reads the first n ranks of prefix{i}suffix. A value longer
+// than the budget left is refused before text looks into it.
+func readRanks(attrs pcommon.Map, prefix, suffix string, text func(pcommon.Value) string, n int, budget *byteBudget) ([]string, error) {
 	chunks := make([]string, n)
 	for k, v := range attrs.All() {
 		if m, ok := rankIn(k, prefix, suffix); ok && m < n {

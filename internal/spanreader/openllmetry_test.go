@@ -14,6 +14,9 @@ import (
 // Pinecone's match metadata events and Qdrant's payloads.
 func FuzzOpenLLMetry(f *testing.F) {
 	seeds(f)
+	// Cohere reranks with their input documents.
+	f.Add("", "Bananas.", "Paris.", uint8(1), uint8(64+16+3))
+	f.Add("", "Bananas.", "Paris.", uint8(7), uint8(64+16+2))
 	f.Fuzz(func(t *testing.T, output, input, doc string, kind, events uint8) {
 		s := ptrace.NewSpan()
 		putFuzzed(s.Attributes(), "traceloop.entity.output", kind, output)
@@ -49,6 +52,8 @@ func FuzzOpenLLMetry(f *testing.F) {
 			if events&16 != 0 {
 				putFuzzed(s.Attributes(), "db.vector.query.result."+strconv.Itoa(i*int(kind))+".metadata", kind/6, doc)
 				putFuzzed(s.Attributes(), "gen_ai.completion."+strconv.Itoa(i*int(kind))+".content", kind/36, doc)
+				// A Cohere rerank's input documents.
+				putFuzzed(s.Attributes(), "documents."+strconv.Itoa(i)+".index", kind/6, input)
 			}
 		}
 		check(t, Keys{}, fuzzLimits, s)
@@ -533,8 +538,21 @@ func TestCohereRerank(t *testing.T) {
 	cohereRerank(s, "What is the capital of France?", input, []any{"Paris is the capital.", "Oslo is in Norway."})
 	d, ret, err := read(t, r, s)
 	if d != DialectOpenLLMetry || err != nil || ret.Query != "What is the capital of France?" ||
-		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital.", "Oslo is in Norway."}) {
+		!reflect.DeepEqual(ret.Chunks, []string{"Paris is the capital.", "Oslo is in Norway."}) ||
+		!reflect.DeepEqual(ret.RerankInput, []string{"Bananas.", "Paris is the capital."}) {
 		t.Fatalf("%q %+v %v", d, ret, err)
+	}
+	// The input ranking is left out when it is shorter than the output
+	// (the span is not of that output) or does not fit beside it; the
+	// output is scored all the same.
+	short := newSpan()
+	cohereRerank(short, "q", input[:1], []any{"Paris is the capital.", "Oslo is in Norway."})
+	if _, ret, err := read(t, r, short); err != nil || ret.RerankInput != nil || len(ret.Chunks) != 2 {
+		t.Errorf("input shorter than the output: %+v %v", ret, err)
+	}
+	tight := New(Keys{}, Limits{MaxChunks: 10, MaxBytes: len("What is the capital of France?") + len("Paris is the capital.") + len("Oslo is in Norway.") + 5})
+	if _, ret, err := read(t, tight, s); err != nil || ret.RerankInput != nil || len(ret.Chunks) != 2 {
+		t.Errorf("input over max_bytes: %+v %v", ret, err)
 	}
 	for name, build := range map[string]func(ptrace.Span){
 		"without returnDocuments": func(s ptrace.Span) { cohereRerank(s, "q", input, []any{nil, nil}) },

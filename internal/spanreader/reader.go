@@ -80,12 +80,22 @@ type Retrieval struct {
 	Reference string
 	// Chunks are in rank order, already cut to TopK.
 	Chunks []string
+	// RerankInput is a rerank span's input ranking, where the span carries
+	// it: the reranker's input documents in their order, cut to the first
+	// len(Chunks) (the depth the reranker returned), so that the output is
+	// compared with the input at the same depth. Nil otherwise, and when the
+	// input has fewer documents than the output or does not fit in
+	// MaxBytes beside the rest: the output is scored all the same.
+	RerankInput []string
 }
 
 // Bytes is the text the retrieval holds.
 func (r Retrieval) Bytes() int64 {
 	n := len(r.Query) + len(r.Answer) + len(r.Reference)
 	for _, c := range r.Chunks {
+		n += len(c)
+	}
+	for _, c := range r.RerankInput {
 		n += len(c)
 	}
 	return int64(n)
@@ -152,7 +162,7 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		got, derr := dialects[dl].read(r, span, wantChunks)
 		ret.Query, ret.Answer, ret.Reference = got.Query, got.Answer, got.Reference
 		if wantChunks {
-			ret.Chunks, err = got.Chunks, derr
+			ret.Chunks, ret.RerankInput, err = got.Chunks, got.RerankInput, derr
 		}
 	case wantChunks:
 		err = ErrNoChunks
@@ -181,11 +191,15 @@ func (r *Reader) Read(span ptrace.Span, d Dialect) (Retrieval, error) {
 		// judged; judging them as empty would record a score of 0.
 		err = ErrNoChunks
 	}
+	if err == nil && ret.Bytes() > int64(r.limits.MaxBytes) && ret.RerankInput != nil {
+		// The input ranking is optional: the output is scored without it.
+		ret.RerankInput = nil
+	}
 	if err == nil && ret.Bytes() > int64(r.limits.MaxBytes) {
 		err = ErrTooLarge
 	}
 	if err != nil {
-		ret.Chunks = nil
+		ret.Chunks, ret.RerankInput = nil, nil
 	}
 	return ret, err
 }

@@ -39,15 +39,22 @@ const (
 // telemetry.recordScore).
 func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string, res judge.Result, err error, tally *scoreTally) bool {
 	status, reason := statusOf(err)
-	if status == ragattr.StatusScored && len(res.Verdicts) != h.chunks {
+	judged := h.chunks
+	if h.rerank != nil {
+		judged += h.rerank.extra
+	}
+	if status == ragattr.StatusScored && len(res.Verdicts) != judged {
 		status, reason = ragattr.StatusJudgeError, string(judge.ReasonBadReply)
 	}
 	if status != ragattr.StatusScored {
 		p.markUnscoredErr(span, status, reason, err)
 		return false
 	}
-	verdicts := make([]bool, len(res.Verdicts))
-	for i, v := range res.Verdicts {
+	// The output ranking's verdicts come first; a rerank span's input
+	// documents the output lacks follow.
+	output := res.Verdicts[:h.chunks]
+	verdicts := make([]bool, len(output))
+	for i, v := range output {
 		verdicts[i] = v.Relevant
 	}
 	// The chunks are already cut to top_k.
@@ -57,11 +64,16 @@ func (p *ragProcessor) annotate(span ptrace.Span, h *heldSpan, refSource string,
 		score:        score,
 		diag:         diag,
 		passed:       scoring.Passed(score.Value, p.cfg.Threshold),
-		verdicts:     res.Verdicts,
+		verdicts:     output,
 		refSource:    refSource,
 		judgeID:      p.judgeID,
 		judgeVersion: p.tel.judgeVersion,
 		sampleRate:   h.sampleRate,
+	}
+	if h.rerank != nil {
+		if lift, ok := scoring.RerankLift(verdicts, h.rerank.verdicts(res.Verdicts)); ok {
+			r.lift = &lift
+		}
 	}
 	markScored(span, &r, p.now())
 	p.tel.recordScore(exemplarContext(span), &r, h.series, tally)
@@ -117,15 +129,23 @@ type scoreResult struct {
 	judgeID      string
 	judgeVersion string
 	sampleRate   float64
+	// lift compares a rerank span's input ranking with its output; nil
+	// for a span without one.
+	lift *scoring.Lift
 }
 
 // markScored writes the score attributes and the gen_ai.evaluation.result
 // event onto span.
 func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	attrs := span.Attributes()
-	// Room for the fifteen attributes at once, rather than the slice
-	// growing (and being copied) a few times on the way.
-	attrs.EnsureCapacity(attrs.Len() + 15)
+	// Room for the fifteen attributes (seventeen with a reranker's input)
+	// at once, rather than the slice growing (and being copied) a few
+	// times on the way.
+	n := 15
+	if r.lift != nil {
+		n += 2
+	}
+	attrs.EnsureCapacity(attrs.Len() + n)
 	attrs.PutDouble(ragattr.Precision, r.score.Value)
 	attrs.PutBool(ragattr.Passed, r.passed)
 	attrs.PutInt(ragattr.K, int64(r.score.K))
@@ -141,6 +161,10 @@ func markScored(span ptrace.Span, r *scoreResult, now time.Time) {
 	attrs.PutDouble(ragattr.SampleRate, r.sampleRate)
 	attrs.PutStr(ragattr.Status, ragattr.StatusScored)
 	putDiagnostics(attrs, &r.diag)
+	if r.lift != nil {
+		attrs.PutDouble(ragattr.RerankInputPrecision, r.lift.InputCP)
+		attrs.PutDouble(ragattr.RerankInputNDCG, r.lift.InputNDCG)
+	}
 
 	ev := span.Events().AppendEmpty()
 	ev.SetName(ragattr.EvaluationEvent)

@@ -41,8 +41,12 @@ type heldSpan struct {
 	origin *origin
 	// ret is what was read from the span, kept only while it waits for its
 	// trace's answer (nil otherwise); chunks and textBytes outlive it.
-	ret       *spanreader.Retrieval
-	chunks    int
+	ret    *spanreader.Retrieval
+	chunks int
+	// rerank finds the verdicts of a rerank span's input ranking among
+	// those of its judgement, whose first chunks are the output's; nil
+	// for a span without one.
+	rerank    *rerankInput
 	textBytes int64
 	// call keeps the caller's context values (client metadata) without its
 	// cancellation, which ends when the synchronous call returns.
@@ -176,11 +180,13 @@ func (p *ragProcessor) start(h *heldSpan) {
 }
 
 // admitShadow asks the shadow judge to judge req too, if h is one of its
-// spans; it never refuses the span, only the shadow's judgement.
+// spans; it never refuses the span, only the shadow's judgement. The
+// shadow judges the output ranking only: it is compared on CP, not lift.
 func (p *ragProcessor) admitShadow(h *heldSpan, req judge.Request, within time.Duration) {
 	if !h.shadowWanted {
 		return
 	}
+	req.Chunks = req.Chunks[:h.chunks]
 	h.shadow, h.shadowRefused = p.shadow.admit(req, within)
 }
 
@@ -221,7 +227,8 @@ func (p *ragProcessor) judgeJoined(h *heldSpan, traceAnswer string) {
 		return
 	}
 	h.refSource = src
-	req := judge.Request{Query: h.ret.Query, Reference: ref, Chunks: h.ret.Chunks}
+	chunks, _ := judgedChunks(h.ret)
+	req := judge.Request{Query: h.ret.Query, Reference: ref, Chunks: chunks}
 	h.ret = nil
 	within := h.deadline.Sub(p.now())
 	if within <= 0 {
@@ -363,7 +370,7 @@ func (p *ragProcessor) conclude(span ptrace.Span, h *heldSpan, primary judged) {
 	}
 	switch {
 	case h.shadow != nil:
-		p.shadow.annotate(span, primary.res.Verdicts, h.shadow)
+		p.shadow.annotate(span, primary.res.Verdicts[:h.chunks], h.shadow)
 	case h.shadowRefused != "":
 		p.shadow.count(h.shadowRefused)
 	}

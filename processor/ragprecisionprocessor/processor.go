@@ -333,13 +333,14 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		p.markUnscored(span, status, "")
 		return nil
 	}
-	st.readChunks = len(ret.Chunks)
+	chunks, rerank := judgedChunks(&ret)
+	st.readChunks = len(chunks)
 	src, ref, needJoin := p.pickReference(ret, "", false)
 	if src == "" && !needJoin {
 		p.markUnscored(span, ragattr.StatusNoReference, "")
 		return nil
 	}
-	h := &heldSpan{chunks: len(ret.Chunks), textBytes: ret.Bytes(), series: s, sampleRate: rate,
+	h := &heldSpan{chunks: len(ret.Chunks), rerank: rerank, textBytes: ret.Bytes(), series: s, sampleRate: rate,
 		deadline: st.now.Add(p.cfg.MaxWait), shadowWanted: p.shadow != nil && p.shadow.sampler.selected(span)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
@@ -353,7 +354,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 			return nil
 		}
 	}
-	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: ret.Chunks}
+	req := judge.Request{Query: ret.Query, Reference: ref, Chunks: chunks}
 	p.admitShadow(h, req, p.cfg.MaxWait)
 	h.refSource = src
 	if p.engine.Inline() && p.now().Before(st.inlineEnds) {

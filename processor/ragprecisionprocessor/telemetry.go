@@ -259,6 +259,9 @@ func (t *telemetry) recordScore(ctx context.Context, r *scoreResult, s series, t
 	sets := t.scoreSets(key)
 	v := r.score.Value
 	t.product.ContextualPrecision.Record(ctx, v, sets.record...)
+	if r.lift != nil {
+		t.recordLift(ctx, r.lift.Value, sets)
+	}
 	one := tallyScores{key: key, sets: sets, scored: 1, squares: v * v}
 	if r.sampleRate > 0 {
 		one.weight, one.weightedSum = 1/r.sampleRate, v/r.sampleRate
@@ -272,6 +275,16 @@ func (t *telemetry) recordScore(ctx context.Context, r *scoreResult, s series, t
 		return
 	}
 	tally.addScores(&one)
+}
+
+// recordLift records a reranker's lift, and adds it to the gain or the
+// loss counter: a histogram's _sum that falls is no counter, so the mean
+// lift is read from these two. Both are added to, one of them 0, so that
+// both series exist wherever the histogram does.
+func (t *telemetry) recordLift(ctx context.Context, lift float64, sets *scoreLabelSets) {
+	t.product.RerankLift.Record(ctx, lift, sets.record...)
+	t.product.RerankLiftGainTotal.Add(ctx, max(lift, 0), sets.add...)
+	t.product.RerankLiftLossTotal.Add(ctx, max(-lift, 0), sets.add...)
 }
 
 // recordDiagnostics records a score's diagnostics: its nDCG and reciprocal

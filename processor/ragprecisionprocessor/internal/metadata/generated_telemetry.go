@@ -59,6 +59,9 @@ type TelemetryBuilder struct {
 	ProcessorRagprecisionVerdictCacheHitsTotal    metric.Int64Counter
 	ProcessorRagprecisionVerdictCacheMissesTotal  metric.Int64Counter
 	ProcessorRagprecisionVerdictsTotal            metric.Int64Counter
+	RerankLift                                    metric.Float64Histogram
+	RerankLiftGainTotal                           metric.Float64Counter
+	RerankLiftLossTotal                           metric.Float64Counter
 	RetrievalChunksJudgedTotal                    metric.Int64ObservableCounter
 	RetrievalChunksRelevantTotal                  metric.Int64ObservableCounter
 	RetrievalNdcg                                 metric.Float64Histogram
@@ -452,6 +455,25 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_ragprecision_verdicts_total",
 		metric.WithDescription("Chunk verdicts of scored spans, by the judge that decided them and whether they were relevant. [Alpha]"),
 		metric.WithUnit("{verdicts}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RerankLift, err = builder.meter.Float64Histogram(
+		"rag_rerank_lift",
+		metric.WithDescription("A reranker's lift on rerank spans that carry its input ranking as well as its output, the output's Contextual Precision minus the input's first K documents' (K the number the reranker returned), from the same verdicts. [Alpha]"),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries([]float64{-1, -0.8, -0.6, -0.4, -0.2, 0, 0.2, 0.4, 0.6, 0.8, 1}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.RerankLiftGainTotal, err = builder.meter.Float64Counter(
+		"rag_rerank_lift_gain_total",
+		metric.WithDescription("Sum of the positive lifts in rag_rerank_lift (same labels), a counter, so that the mean lift follows for any window and any number of collectors. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RerankLiftLossTotal, err = builder.meter.Float64Counter(
+		"rag_rerank_lift_loss_total",
+		metric.WithDescription("Sum of the negative lifts in rag_rerank_lift, sign inverted (same labels), a counter; the mean lift is (rag_rerank_lift_gain_total - rag_rerank_lift_loss_total) / rag_rerank_lift_count. [Alpha]"),
+		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
 	builder.RetrievalChunksJudgedTotal, err = builder.meter.Int64ObservableCounter(

@@ -507,6 +507,53 @@ func AssertEqualProcessorRagprecisionVerdictsTotal(t *testing.T, tt *componentte
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualRerankLift(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_rerank_lift",
+		Description: "A reranker's lift on rerank spans that carry its input ranking as well as its output, the output's Contextual Precision minus the input's first K documents' (K the number the reranker returned), from the same verdicts. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Histogram[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_rerank_lift")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRerankLiftGainTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_rerank_lift_gain_total",
+		Description: "Sum of the positive lifts in rag_rerank_lift (same labels), a counter, so that the mean lift follows for any window and any number of collectors. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_rerank_lift_gain_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualRerankLiftLossTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "rag_rerank_lift_loss_total",
+		Description: "Sum of the negative lifts in rag_rerank_lift, sign inverted (same labels), a counter; the mean lift is (rag_rerank_lift_gain_total - rag_rerank_lift_loss_total) / rag_rerank_lift_count. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("rag_rerank_lift_loss_total")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualRetrievalChunksJudgedTotal(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "rag_retrieval_chunks_judged_total",

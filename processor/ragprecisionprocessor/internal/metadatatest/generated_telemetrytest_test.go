@@ -85,6 +85,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorRagprecisionVerdictCacheHitsTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictCacheMissesTotal.Add(context.Background(), 1)
 	tb.ProcessorRagprecisionVerdictsTotal.Add(context.Background(), 1)
+	tb.RerankLift.Record(context.Background(), 1)
+	tb.RerankLiftGainTotal.Add(context.Background(), 1)
+	tb.RerankLiftLossTotal.Add(context.Background(), 1)
 	tb.RetrievalNdcg.Record(context.Background(), 1)
 	tb.RetrievalReciprocalRank.Record(context.Background(), 1)
 	AssertEqualContextualPrecision(t, testTel,
@@ -179,6 +182,15 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorRagprecisionVerdictsTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRerankLift(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRerankLiftGainTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRerankLiftLossTotal(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualRetrievalChunksJudgedTotal(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
