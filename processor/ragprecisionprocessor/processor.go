@@ -117,6 +117,15 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	return p, nil
 }
 
+// setClock replaces the processor's clock before it starts; the adaptive
+// controller's first interval starts on it.
+func (p *ragProcessor) setClock(now func() time.Time) {
+	p.now = now
+	if p.adaptive != nil {
+		p.adaptive = newRateController(adaptiveSettings(p.cfg), now, p.logRateChange)
+	}
+}
+
 // Start builds the judge: its HTTP client comes from the collector's client
 // settings, whose authenticator extensions are only reachable through the
 // host.

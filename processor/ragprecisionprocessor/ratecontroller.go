@@ -202,13 +202,12 @@ func (c *rateController) adjustLocked(now time.Time, surge bool) {
 
 // requestsPerSpanLocked is what judging one of s's spans is expected to
 // ask of the judge: its chunks in per_chunk mode (those seen, else the
-// other series' mean, else assumedChunks), else one request. A nil s asks
-// for the series' mean.
+// other series' mean, else assumedChunks), else one request.
 func (c *rateController) requestsPerSpanLocked(s *sourceRate) float64 {
 	if !c.set.perChunk {
 		return 1
 	}
-	if s != nil && s.chunksPerSpan > 0 {
+	if s.chunksPerSpan > 0 {
 		return s.chunksPerSpan
 	}
 	sum, n := 0.0, 0
@@ -275,7 +274,9 @@ func (c *rateController) allocateLocked() {
 }
 
 // spendLocked is the spend to split: the configured one, held to what the
-// budget absorbs of random arrivals of spans of the series' costs.
+// budget absorbs of random arrivals of spans of the series' costs. Costs
+// still assumed (no span read yet) are left out: they are the most a span
+// can cost, and would hold the rates so low that no span is ever read.
 func (c *rateController) spendLocked(traffic, cost []float64) float64 {
 	if c.set.budget <= 0 {
 		return c.set.spend
@@ -283,15 +284,17 @@ func (c *rateController) spendLocked(traffic, cost []float64) float64 {
 	// Arrivals of spans costing c_i: requests arrive with a variance of
 	// Σλc² a second, that is the spend times the cost-weighted mean cost.
 	work, square := 0.0, 0.0
-	for i := range traffic {
+	for i, s := range c.sources {
+		if c.set.perChunk && s.chunksPerSpan == 0 {
+			continue
+		}
 		work += traffic[i] * cost[i]
 		square += traffic[i] * cost[i] * cost[i]
 	}
-	perSpan := c.requestsPerSpanLocked(nil)
-	if work > 0 {
-		perSpan = square / work
+	if work == 0 {
+		return c.set.spend
 	}
-	return math.Min(c.set.spend, budgetSafeSpend(c.set.budget, perSpan, budgetRefusalTarget))
+	return math.Min(c.set.spend, budgetSafeSpend(c.set.budget, square/work, budgetRefusalTarget))
 }
 
 // budgetSafeSpend is the most requests a second, arriving at random in
