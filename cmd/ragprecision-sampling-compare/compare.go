@@ -34,7 +34,7 @@ type scenario struct {
 	// quietPerSecond is the busy data source's candidates a second outside
 	// the burst; burstFactor times that from burstStart for burstLength.
 	quietPerSecond, burstFactor float64
-	burstStart, burstLength    time.Duration
+	burstStart, burstLength     time.Duration
 	// rareShare is the rare data source's traffic, as a share of the busy
 	// one's quiet traffic.
 	rareShare float64
