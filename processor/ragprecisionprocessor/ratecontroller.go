@@ -17,11 +17,16 @@ const (
 	// cannot outrun the budget, and falling traffic slowly, so that the
 	// quiet after one burst does not swing the rates up.
 	rateSmoothing = 0.5
-	// surgeCheck is how often, within an interval, the controller looks
-	// for traffic that would overspend at the current rates, and surgeFactor
-	// how far over the spend it must be to adjust at once.
-	surgeCheck  = 200 * time.Millisecond
-	surgeFactor = 1.5
+	// Within an interval the controller looks at the traffic since it last
+	// looked, once it spans surgeCheck and surgeCandidates candidates, for
+	// what would spend more than surgeFactor× the spend at the current
+	// rates, and then adjusts at once. The bucket holds one second's
+	// budget, so a 10× burst must be met within a few tenths of a second;
+	// thirty candidates of a series make a false alarm at steady traffic
+	// rare (a count of twice the 15 expected).
+	surgeCheck      = 100 * time.Millisecond
+	surgeCandidates = 30
+	surgeFactor     = 2
 	// rateChangeLogged is the change of a series' rate that is logged.
 	rateChangeLogged = 2
 	// budgetRefusalTarget is the share of selected spans the controller
@@ -85,6 +90,8 @@ type sourceRate struct {
 	sampler atomic.Pointer[sampler]
 
 	candidates, reads, chunks int64
+	// recent is the candidates since the last surge check.
+	recent int64
 	// rate is the candidates per second the spend is counted at, rising at
 	// once and falling slowly; mean the candidates per second smoothed
 	// alike both ways, which the owed minimum is divided by: rate, led by
@@ -136,54 +143,73 @@ func (c *rateController) newSourceLocked(k sourceKey) *sourceRate {
 func (c *rateController) observe(s *sourceRate, candidates, reads, chunks int64) {
 	c.mu.Lock()
 	s.candidates += candidates
+	s.recent += candidates
 	s.reads += reads
 	s.chunks += chunks
 	c.mu.Unlock()
 }
 
 // tick adjusts the rates when an interval has passed, or at once when the
-// traffic of the current one would overspend at the current rates by
-// surgeFactor. Called after each batch.
+// traffic since the last check would overspend at the current rates by
+// surgeFactor: then the series' traffic estimates are raised to it, and
+// the interval goes on. Called after each batch.
 func (c *rateController) tick() {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	elapsed := now.Sub(c.intervalStart)
-	if elapsed >= c.set.interval {
-		c.adjustLocked(now, false)
+	if now.Sub(c.intervalStart) >= c.set.interval {
+		c.adjustLocked(now)
 		return
 	}
-	if now.Sub(c.lastCheck) < surgeCheck || elapsed < surgeCheck {
+	window := now.Sub(c.lastCheck)
+	if window < surgeCheck {
 		return
 	}
-	c.lastCheck = now
-	secs := elapsed.Seconds()
+	var recent int64
+	for _, s := range c.sources {
+		recent += s.recent
+	}
+	if recent < surgeCandidates {
+		return
+	}
+	// A series' own count in the window says how busy it is only when it
+	// is large: one candidate of a sparse series is no surge.
+	secs := window.Seconds()
+	seen := func(s *sourceRate) float64 {
+		if s.recent < surgeCandidates {
+			return s.rate
+		}
+		return math.Max(s.rate, float64(s.recent)/secs)
+	}
 	projected := 0.0
 	for _, s := range c.sources {
-		projected += float64(s.candidates) / secs * s.sampler.Load().rate * c.requestsPerSpanLocked(s)
+		projected += seen(s) * s.sampler.Load().rate * c.requestsPerSpanLocked(s)
 	}
 	if projected > surgeFactor*c.spend {
-		c.adjustLocked(now, true)
+		for _, s := range c.sources {
+			s.rate = seen(s)
+		}
+		c.allocateLocked()
 	}
+	for _, s := range c.sources {
+		s.recent = 0
+	}
+	c.lastCheck = now
 }
 
-// adjustLocked updates each series' traffic from the interval so far and
-// recomputes the rates. A surge, seen over part of an interval, only
-// raises estimates.
-func (c *rateController) adjustLocked(now time.Time, surge bool) {
+// adjustLocked updates each series' traffic from the interval and
+// recomputes the rates.
+func (c *rateController) adjustLocked(now time.Time) {
 	secs := now.Sub(c.intervalStart).Seconds()
 	for _, s := range c.sources {
 		obs := float64(s.candidates) / secs
-		switch {
-		case !s.seen && !surge:
+		if !s.seen {
 			s.rate, s.mean, s.seen = obs, obs, true
-		case !surge:
-			s.mean += rateSmoothing * (obs - s.mean)
 		}
-		switch {
-		case obs > s.rate:
+		s.mean += rateSmoothing * (obs - s.mean)
+		if obs > s.rate {
 			s.rate = obs
-		case !surge:
+		} else {
 			s.rate += rateSmoothing * (obs - s.rate)
 		}
 		if s.reads > 0 {
@@ -194,7 +220,7 @@ func (c *rateController) adjustLocked(now time.Time, surge bool) {
 				s.chunksPerSpan += rateSmoothing * (cps - s.chunksPerSpan)
 			}
 		}
-		s.candidates, s.reads, s.chunks = 0, 0, 0
+		s.candidates, s.recent, s.reads, s.chunks = 0, 0, 0, 0
 	}
 	c.intervalStart, c.lastCheck = now, now
 	c.allocateLocked()

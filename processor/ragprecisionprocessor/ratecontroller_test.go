@@ -197,6 +197,33 @@ func TestRateControllerSpendFitsTheBudget(t *testing.T) {
 	}
 }
 
+// A 10× burst is met within a few tenths of a second, before the
+// budget's bucket runs dry, even at a spend near the budget (one request a
+// span) and a short run in which the burst is a third: the compressed
+// burst of the end-to-end test. A sparse series' single candidate in a
+// check's window is no surge, and does not cut its share.
+func TestRateControllerMeetsABurstAtOnce(t *testing.T) {
+	set := testRateSettings()
+	set.spend, set.minProb, set.interval, set.minPerSecond = 8, 0.0001, time.Second, 0.5
+	bursty := func(at time.Duration) float64 {
+		if at >= 15*time.Second && at < 25*time.Second {
+			return 1000
+		}
+		return 100
+	}
+	res := simulate(t, set, 10, 35*time.Second, []simSource{
+		{"shop", "busy", bursty, 1},
+		{"shop", "rare", steady(1), 1},
+	})
+	t.Logf("selected %d, budget %d, judged %v", res.selected, res.budget, res.judged)
+	if res.selected < 100 || float64(res.budget) >= 0.01*float64(res.selected) {
+		t.Errorf("%d of %d selected spans refused by the budget, want under 1%%", res.budget, res.selected)
+	}
+	if got := res.judged["rare"]; got < 12 {
+		t.Errorf("rare source judged %d times in 35 s, owed 17", got)
+	}
+}
+
 // The bucket model errs on the cheap side: at the spend it allows, random
 // arrivals of spans find the bucket empty less often than the 1% promised
 // (as often as the target where it holds one span and is exact), and
