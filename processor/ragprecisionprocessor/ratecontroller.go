@@ -327,12 +327,13 @@ func (c *rateController) spendLocked(traffic, cost []float64) float64 {
 // spans of perSpan requests, of which a token bucket refilled at budget a
 // second and holding one second's worth (judge/budget.go) refuses at most
 // share. The bucket holds K = bucket/perSpan spans (at least one: a larger
-// span is admitted from a full bucket, in debt) and refills ρ·budget; it
-// refuses a span as a queue of K places refuses one, (1−ρ)ρ^K/(1−ρ^(K+1)).
+// span is admitted from a full bucket, in debt), spans arrive at ρ times
+// its refill, and it refuses a span as a queue of K places refuses one,
+// (1−ρ)ρ^K/(1−ρ^(K+1)).
 // That takes the refill as random too (M/M/1/K), and so errs on the cheap
 // side: at a budget of 10 and 5 requests a span it allows 0.74 requests a
 // second at a 0.5% share, of which random arrivals see 0.3% refused; at 1
-// request a span, 6.6.
+// request a span, 6.5.
 func budgetSafeSpend(budget, perSpan, share float64) float64 {
 	k := math.Max(1, math.Max(1, budget)/perSpan)
 	refused := func(rho float64) float64 {
