@@ -41,7 +41,7 @@ func run1(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	rows, err := compare(sc)
+	rows, err := compare(sc, true)
 	if err != nil {
 		return err
 	}
