@@ -24,7 +24,7 @@ const (
 	// budget, so a 10× burst must be met within a few tenths of a second;
 	// thirty candidates of a series make a false alarm at steady traffic
 	// rare (a count of twice the 15 expected).
-	surgeCheck      = 100 * time.Millisecond
+	surgeCheck      = 50 * time.Millisecond
 	surgeCandidates = 30
 	surgeFactor     = 2
 	// rateChangeLogged is the change of a series' rate that is logged.
