@@ -214,6 +214,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			"Per variant, the hour's mean CP that RAGVariantRegressed compares (deploy/prometheus/ragprecision.rules.yml):\n"+
 			"    service_data_source_variant:rag_contextual_precision:mean1h\n")
 	}
+	if len(lines) > 0 {
+		fmt.Fprintln(out, "\n"+samplingSummary(lines))
+	}
 	if note := inProcessJudgeNote(res.results); note != "" {
 		fmt.Fprintln(out, "\n"+note)
 	}

@@ -329,6 +329,58 @@ var metricPrefixes = []string{
 	"otelcol_processor_ragprecision_unscored_spans_total",
 	"otelcol_processor_ragprecision_judge_requests_total",
 	"otelcol_processor_ragprecision_canary_verdicts_total",
+	"rag_sampling_percentage",
+}
+
+// samplingSummary says how spans were sampled, from the scraped lines:
+// with adaptive_sampling, each series' current percentage
+// (rag_sampling_percentage); with a fixed sampling_percentage, which has no
+// such gauge, the candidates it selected.
+func samplingSummary(lines []string) string {
+	var adaptive []string
+	var selected, candidates float64
+	for _, l := range lines {
+		name, value, ok := sample(l)
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(name, "rag_sampling_percentage{"):
+			adaptive = append(adaptive, fmt.Sprintf("%s/%s %.3g%%", label(name, "service_name"), label(name, "data_source"), value))
+		case strings.HasPrefix(name, "otelcol_processor_ragprecision_selected_spans_total"):
+			selected += value
+		case strings.HasPrefix(name, "otelcol_processor_ragprecision_candidate_spans_total"):
+			candidates += value
+		}
+	}
+	if len(adaptive) > 0 {
+		slices.Sort(adaptive)
+		return "Sampling: adaptive_sampling; the current percentage per service/data source: " + strings.Join(adaptive, ", ") + "."
+	}
+	return fmt.Sprintf("Sampling: a fixed sampling_percentage (adaptive_sampling is off): %.0f of %.0f candidate spans selected.", selected, candidates)
+}
+
+// sample splits an exposition line into its name with labels and value.
+func sample(line string) (string, float64, bool) {
+	if strings.HasPrefix(line, "#") {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(line, ' ')
+	if i < 0 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(line[i+1:], 64)
+	return line[:i], v, err == nil
+}
+
+// label is the value of a label in a sample's name, or "".
+func label(name, key string) string {
+	_, rest, ok := strings.Cut(name, key+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
 }
 
 // scrapeMetrics fetches a Prometheus text exposition and returns its sample

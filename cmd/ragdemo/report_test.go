@@ -316,3 +316,25 @@ func TestInProcessJudgeNote(t *testing.T) {
 		}
 	}
 }
+
+// The demo's summary names each data source's adaptive percentage, or says
+// the rate is fixed and what it selected.
+func TestSamplingSummary(t *testing.T) {
+	fixed := []string{
+		"# TYPE otelcol_processor_ragprecision_candidate_spans_total counter",
+		`otelcol_processor_ragprecision_candidate_spans_total{data_source="a"} 12`,
+		`otelcol_processor_ragprecision_candidate_spans_total{data_source="b"} 4`,
+		`otelcol_processor_ragprecision_selected_spans_total{data_source="a"} 12`,
+		`otelcol_processor_ragprecision_selected_spans_total{data_source="b"} 4`,
+	}
+	if got, want := samplingSummary(fixed), "Sampling: a fixed sampling_percentage (adaptive_sampling is off): 16 of 16 candidate spans selected."; got != want {
+		t.Errorf("fixed:\n got %q\nwant %q", got, want)
+	}
+	adaptive := append(fixed,
+		"# TYPE rag_sampling_percentage gauge",
+		`rag_sampling_percentage{data_source="handbook",service_name="shop"} 12.5`,
+		`rag_sampling_percentage{data_source="faq",service_name="shop"} 100`)
+	if got, want := samplingSummary(adaptive), "Sampling: adaptive_sampling; the current percentage per service/data source: shop/faq 100%, shop/handbook 12.5%."; got != want {
+		t.Errorf("adaptive:\n got %q\nwant %q", got, want)
+	}
+}

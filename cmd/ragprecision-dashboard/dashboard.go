@@ -174,6 +174,12 @@ func build() (dashboard.Dashboard, error) {
 		query(current+`{`+sourceFilter+`}`, "{{data_source}} current"),
 		query(recommended+`{`+sourceFilter+`}`, "{{data_source}} recommended"),
 	).Min(0))
+	b.WithPanel(series("Adaptive sampling: each data source's percentage and the recommended one",
+		"With adaptive_sampling on: the percentage the controller has chosen for each data source now (rag_sampling_percentage), beside the percentage recommended for a 95% half-width of 0.05 on the hour's mean. A rare data source sits above its recommendation when min_judged_per_hour asks for more; a busy one below it when the spend cannot pay for it. Empty with a fixed sampling_percentage. See docs/OPERATING.md, adaptive sampling.",
+		"percent",
+		query(`max by (service_name, data_source) (rag_sampling_percentage{`+sourceFilter+`})`, "{{data_source}} adaptive"),
+		query(recommended+`{`+sourceFilter+`}`, "{{data_source}} recommended"),
+	).Min(0))
 	b.WithPanel(series("Spans seen, selected and scored",
 		"Retrieval spans recognised (candidates), selected by sampling_percentage, and scored, per second.",
 		"ops",

@@ -46,7 +46,9 @@ const (
 // the traffic, so that the canary's and the shadow's rules have data too.
 // Its product metrics are on product_metrics.endpoint, the operational ones
 // on its own telemetry: the rules and the dashboard read both. The variant
-// label comes from trafficVariantAttribute.
+// label comes from trafficVariantAttribute. Adaptive sampling is on, held
+// at 100% (min_percentage) so that the alerts' timing is a fixed rate's,
+// and its percentage gauge and weights have data.
 const liveCollectorConfig = `
 receivers:
   otlp:
@@ -88,6 +90,10 @@ processors:
       endpoint: 127.0.0.1:{{PRODUCT}}
     attributes:
       variant: retriever.version
+    adaptive_sampling:
+      enabled: true
+      judge_requests_per_second: 1000
+      min_percentage: 100
   batch:
     timeout: 100ms
 exporters:

@@ -18,8 +18,13 @@ func adaptiveSettings(cfg *config.Config) rateSettings {
 	if cfg.TopK > 0 && cfg.TopK < assumed {
 		assumed = cfg.TopK
 	}
+	budget := cfg.Judge.MaxRequestsPerSecond
+	if cfg.Judge.Model.Builtin() {
+		budget = 0 // builtin:lexical has no budget
+	}
 	return rateSettings{
 		spend:         cfg.Spend(),
+		budget:        budget,
 		minPerSecond:  a.MinJudgedPerHour / 3600,
 		minProb:       a.MinPercentage / 100,
 		maxProb:       a.MaxPercentage / 100,

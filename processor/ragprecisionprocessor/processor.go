@@ -117,6 +117,15 @@ func newProcessor(set component.TelemetrySettings, cfg *config.Config, next cons
 	return p, nil
 }
 
+// setClock replaces the processor's clock before it starts; the adaptive
+// controller's first interval starts on it.
+func (p *ragProcessor) setClock(now func() time.Time) {
+	p.now = now
+	if p.adaptive != nil {
+		p.adaptive = newRateController(adaptiveSettings(p.cfg), now, p.logRateChange)
+	}
+}
+
 // Start builds the judge: its HTTP client comes from the collector's client
 // settings, whose authenticator extensions are only reachable through the
 // host.
@@ -341,7 +350,7 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 		return nil
 	}
 	h := &heldSpan{chunks: len(ret.Chunks), rerank: rerank, textBytes: ret.Bytes(), series: s, sampleRate: rate,
-		deadline: st.now.Add(p.cfg.MaxWait), shadowWanted: p.shadow != nil && p.shadow.sampler.selected(span)}
+		deadline: st.now.Add(p.cfg.MaxWait), shadowWanted: p.shadowSelected(span, rate)}
 	if needJoin {
 		answer, known := p.knownAnswer(span)
 		if !known {
@@ -387,6 +396,23 @@ func (p *ragProcessor) judgeOrHold(st *consumeState, span ptrace.Span, dialect s
 	}
 	h.ticket = ticket
 	return h
+}
+
+// shadowSelected reports whether the shadow judge judges a selected span
+// too: its trace at shadow_judge.percentage of the rate the span was
+// selected at, so that the shadow's share of the selected spans is that
+// percentage whatever adaptive sampling chose (the shadow's fixed rate,
+// sampling_percentage × shadow_judge.percentage, would take every span of
+// a series selected below it). The comparison is the same consistent one,
+// so the shadow's traces are among the primary's.
+func (p *ragProcessor) shadowSelected(span ptrace.Span, rate float64) bool {
+	switch {
+	case p.shadow == nil:
+		return false
+	case p.adaptive == nil:
+		return p.shadow.sampler.selected(span)
+	}
+	return newSamplerProb(rate * p.cfg.ShadowJudge.Percentage / 100).selected(span)
 }
 
 // read extracts the retrieval of a selected span, or the status it passes

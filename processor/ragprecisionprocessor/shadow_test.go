@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/ragprecision/ragprecision/config"
 	"github.com/ragprecision/ragprecision/internal/chattest"
 )
@@ -267,5 +270,40 @@ func TestShadowJudgesTraceJoinedSpans(t *testing.T) {
 				t.Errorf("shadow spans scored %d, want 1", got)
 			}
 		})
+	}
+}
+
+// With adaptive_sampling the shadow judge takes shadow_judge.percentage of
+// the spans each series' rate selected, not every one selected below the
+// fixed sampling_percentage × percentage.
+func TestShadowShareUnderAdaptiveSampling(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, func(c *config.Config) {
+		shadowOf(srv.URL)(c)
+		c.Attributes.DataSource = "app.index"
+		c.ShadowJudge.Percentage = 50
+		c.AdaptiveSampling = config.AdaptiveSampling{Enabled: true, JudgeRequestsPerSecond: 10,
+			MinJudgedPerHour: 100, MinPercentage: 20, MaxPercentage: 20, AdjustInterval: 30 * time.Second}
+	})
+	h.consume(retrievals(2000, "faq"))
+	h.waitSpans(2000)
+	scored, shadowed := 0, 0
+	for _, td := range h.sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
+			if _, ok := s.Attributes().Get("rag.contextual_precision"); !ok {
+				return
+			}
+			scored++
+			if _, ok := s.Attributes().Get("rag.contextual_precision.shadow"); ok {
+				shadowed++
+			}
+		})
+	}
+	t.Logf("%d scored at 20%%, %d of them by the shadow too", scored, shadowed)
+	if scored < 300 || scored > 500 {
+		t.Fatalf("%d of 2000 scored at 20%%", scored)
+	}
+	if share := float64(shadowed) / float64(scored); share < 0.4 || share > 0.6 {
+		t.Errorf("shadow judged %.0f%% of the selected spans, want 50%%", 100*share)
 	}
 }
