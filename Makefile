@@ -5,6 +5,13 @@ SHELL := /usr/bin/env bash
 export PATH := $(PATH):/usr/local/go/bin
 
 GO              ?= go
+# The Collector Builder always compiles with CGO_ENABLED=0 and -trimpath,
+# and both are part of every compiled package's key in the build cache: the
+# Go commands here use them too (all but the race detector's, which needs
+# cgo), so that a cold cache compiles the packages that go vet, the tests
+# and tools share with the distribution and the router once, not twice.
+export CGO_ENABLED ?= 0
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 BUILDER_VERSION := v0.161.0
 BIN             := $(CURDIR)/bin
 BUILDER         := $(BIN)/builder-$(BUILDER_VERSION)
@@ -146,12 +153,15 @@ validate: $(COLLECTOR)
 ## test: formatting, vet, unit tests with the race detector, the rules' unit
 ## tests, the end-to-end tests (Prometheus live, the image, scale-out included),
 ## and the short whole-distribution benchmark (ratios only, about a minute).
-## The router builds in the background from the start, at the lowest priority:
-## it takes the CPU the other stages leave idle, and only the end-to-end tests
-## that need it wait for it. The benchmark runs alone, after everything else.
-test:
+## The distribution builds first; then the router builds in the background, at
+## the lowest priority, reusing the packages the two share: it takes the CPU
+## the other stages leave idle, and only the end-to-end tests that need it
+## wait for it. The benchmark runs alone, after everything else. The rules'
+## unit tests run in `unit` (internal/promcheck's TestPromtoolUnitTests runs
+## what `make rules` runs), not twice.
+test: $(COLLECTOR)
 	@$(start_router_build); trap '$(stop_router_build)' EXIT; \
-	$(MAKE) --no-print-directory lint unit rules e2e ROUTER_BUILD_STARTED=1 && \
+	$(MAKE) --no-print-directory lint unit e2e ROUTER_BUILD_STARTED=1 && \
 	$(MAKE) --no-print-directory bench-short
 
 lint:
@@ -179,7 +189,7 @@ DIST_TESTS := TestDistributionShort
 UNRACED_TESTS := ^(TestJSONCostIsLinear|TestModuleBuildsOnOtherSystems|TestCheckFindsWhatDoesNotBuild)$$
 
 unit:
-	$(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)" ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)" ./...
 	$(GO) test -count=1 -run "$(UNRACED_TESTS)" $(SPANREADER) ./internal/portability/
 
 ## e2e: build the distribution, run it against a local judge and check what comes

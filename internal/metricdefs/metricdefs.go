@@ -51,7 +51,46 @@ func (m Metric) LabelNames() []string {
 // File is the processor's metadata.yaml in this repository.
 func File() string {
 	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..", "processor", "ragprecisionprocessor", "metadata.yaml")
+	wd, _ := os.Getwd()
+	return metadataFile(here, wd)
+}
+
+// metadataFile is File for this source file's name as the binary knows it
+// (here) and a working directory. Built with -trimpath (as make test
+// builds, to share compiled packages with the Collector Builder, which
+// always trims), here is relative to the module: the module's root is then
+// found from the working directory, which is inside the checkout for go
+// test, go generate and make's go run.
+func metadataFile(here, wd string) string {
+	rel := filepath.Join("processor", "ragprecisionprocessor", "metadata.yaml")
+	if filepath.IsAbs(here) {
+		return filepath.Join(filepath.Dir(here), "..", "..", rel)
+	}
+	for dir := wd; dir != ""; {
+		if isModuleRoot(dir) {
+			return filepath.Join(dir, rel)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return rel
+}
+
+// isModuleRoot reports whether dir holds this repository's go.mod.
+func isModuleRoot(dir string) bool {
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if strings.TrimSpace(line) == "module github.com/ragprecision/ragprecision" {
+			return true
+		}
+	}
+	return false
 }
 
 // Load reads File.

@@ -80,3 +80,41 @@ func TestREADMEIsCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestFileUnderTrimpath finds metadata.yaml both from this file's absolute
+// name and, as a -trimpath build knows it (relative to the module), from a
+// working directory anywhere inside the checkout.
+func TestFileUnderTrimpath(t *testing.T) {
+	want, err := filepath.Abs(filepath.Join("..", "..", "processor", "ragprecisionprocessor", "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	here, err := filepath.Abs("metricdefs.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := "github.com/ragprecision/ragprecision/internal/metricdefs/metricdefs.go"
+	for _, c := range []struct{ here, wd string }{
+		{here, "/"},
+		{trimmed, wd},
+		{trimmed, filepath.Join(wd, "readmegen")},
+		{trimmed, filepath.Join(wd, "..", "..")},
+	} {
+		got := metadataFile(c.here, c.wd)
+		if filepath.Clean(got) != want {
+			t.Errorf("metadataFile(%q, %q) = %q, want %q", c.here, c.wd, got, want)
+		}
+	}
+	// Outside the checkout there is no module root: the relative name, so
+	// that Load's error names the file it wanted.
+	if got := metadataFile(trimmed, t.TempDir()); got != filepath.Join("processor", "ragprecisionprocessor", "metadata.yaml") {
+		t.Errorf("outside the checkout: %q", got)
+	}
+	if _, err := os.Stat(File()); err != nil {
+		t.Errorf("File: %v", err)
+	}
+}

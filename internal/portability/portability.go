@@ -124,11 +124,21 @@ func Check(ctx context.Context, dir string, target Target, patterns ...string) (
 	return rep, nil
 }
 
+// goCommand is the go command of the toolchain that built this binary. A
+// -trimpath build (make test's) does not know its GOROOT: then the go on the
+// PATH, where go test and go run put their own toolchain's first.
+func goCommand() string {
+	if root := runtime.GOROOT(); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
+}
+
 // list runs `go list -deps -test` for target in dir.
 func list(ctx context.Context, dir string, target Target, patterns []string) ([]*listedPackage, error) {
 	args := []string{"list", "-e", "-deps", "-test",
 		"-json=ImportPath,Dir,GoFiles,CgoFiles,Imports,ImportMap,Module,Error"}
-	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, patterns...)...)
+	cmd := exec.CommandContext(ctx, goCommand(), append(args, patterns...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS="+target.GOOS, "GOARCH="+target.GOARCH, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
