@@ -7,12 +7,19 @@ import (
 )
 
 // budget is a token bucket of judge requests refilled at rate per second and
-// holding at most one second's worth. It answers at once: a judgement that
-// does not fit is refused, never queued, so that no backlog builds up behind
-// a slow or expensive judge. A judgement needing more than the bucket holds
-// is admitted from a full bucket and leaves it in debt, so that large spans
-// are delayed by the refill rather than refused forever; golang.org/x/time/rate
-// cannot express that debt (ReserveN refuses n > burst).
+// holding at most one second's worth. A judgement that does not fit may wait
+// for the refill, up to a horizon its caller gives (the engine gives what
+// its deadline leaves room for): it reserves its requests at once, leaving
+// the bucket in debt, and its requests are sent once the refill has paid
+// for them. One that would wait longer is refused at once, so that no
+// backlog builds up beyond what can still be judged in time. Spans arrive
+// at random: a bucket that never lets one wait refuses a share of them even
+// well below the budget (about one in five at 80% of it, with five requests
+// a span and a budget of 10), and which ones depends on load. A judgement
+// needing more than the bucket holds is admitted from a full bucket and
+// leaves it in debt, so that large spans are delayed by the refill rather
+// than refused forever; golang.org/x/time/rate cannot express that debt
+// (ReserveN refuses n > burst).
 type budget struct {
 	mu     sync.Mutex
 	rate   float64
@@ -29,17 +36,32 @@ func newBudget(perSecond float64, clock Clock) *budget {
 
 // take reserves n requests, or reports false and reserves nothing.
 func (b *budget) take(n int) bool {
+	_, ok := b.reserve(n, 0)
+	return ok
+}
+
+// reserve reserves n requests if the bucket has them within maxWait, and
+// reports how long until it has: the requests are to be sent no earlier.
+// Otherwise it reports false and reserves nothing.
+func (b *budget) reserve(n int, maxWait time.Duration) (time.Duration, bool) {
 	if n <= 0 {
-		return true
+		return 0, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refillLocked()
-	if b.tokens < math.Min(float64(n), b.burst) {
-		return false
+	var wait time.Duration
+	if short := math.Min(float64(n), b.burst) - b.tokens; short > 0 {
+		if b.rate <= 0 {
+			return 0, false
+		}
+		wait = time.Duration(math.Ceil(short / b.rate * float64(time.Second)))
+		if wait > maxWait {
+			return 0, false
+		}
 	}
 	b.tokens -= float64(n)
-	return true
+	return wait, true
 }
 
 // refund returns n requests reserved by take but not sent.

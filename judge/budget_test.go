@@ -69,3 +69,67 @@ func TestRetriesDoNotSpendBudget(t *testing.T) {
 		t.Fatalf("%d calls", srv.Calls())
 	}
 }
+
+// A judgement the bucket cannot pay for at once waits for the refill, when
+// its deadline leaves room: nothing is sent until the refill has paid for
+// its requests. One that would wait more than half its time is refused at
+// once, and one still waiting when the engine closes ends with ErrClosed.
+func TestBudgetWaitsForItsRefill(t *testing.T) {
+	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
+	c := judgetest.NewLLM(srv.URL)
+	c.MaxRequestsPerSecond = 4
+	c.CacheSize = 0
+	clock := judgetest.NewManualClock()
+	j := c.New(t, judge.WithClock(clock))
+	req := func(q string) judge.Request {
+		return judge.Request{Query: q, Reference: "r", Chunks: []string{"x", "y", "z"}}
+	}
+	if _, err := j.Judge(context.Background(), req("first")); err != nil {
+		t.Fatal(err)
+	}
+	// 1 request left; 3 needed: the refill pays for them in half a second.
+	tk, err := j.Admit(req("second"), 10*time.Second)
+	if err != nil {
+		t.Fatalf("a judgement with 10s to its deadline must wait half a second for the budget: %v", err)
+	}
+	done := make(chan error, 1)
+	tk.Commit(func(_ judge.Result, err error) { done <- err })
+	time.Sleep(50 * time.Millisecond)
+	if n := srv.Calls(); n != 3 {
+		t.Fatalf("%d calls before the refill: a waiting judgement must send nothing", n)
+	}
+	clock.Advance(499 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	if n := srv.Calls(); n != 3 {
+		t.Fatalf("%d calls a millisecond before the refill", n)
+	}
+	clock.Advance(time.Millisecond)
+	if err := <-done; err != nil {
+		t.Fatalf("after the refill: %v", err)
+	}
+	if n := srv.Calls(); n != 6 {
+		t.Fatalf("%d calls after the refill, want 6", n)
+	}
+	// The bucket is empty: 3 requests take 0.75 s, more than half of 1 s.
+	if _, err := j.Admit(req("third"), time.Second); !errors.Is(err, judge.ErrOverBudget) {
+		t.Fatalf("err %v, want judge.ErrOverBudget at once", err)
+	}
+	// Without a deadline a judgement does not wait.
+	if _, err := j.Admit(req("fourth"), 0); !errors.Is(err, judge.ErrOverBudget) {
+		t.Fatalf("no deadline: err %v, want judge.ErrOverBudget", err)
+	}
+	tk, err = j.Admit(req("fifth"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.Commit(func(_ judge.Result, err error) { done <- err })
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, judge.ErrClosed) {
+		t.Fatalf("waiting at Close: err %v, want judge.ErrClosed", err)
+	}
+	if n := srv.Calls(); n != 6 {
+		t.Fatalf("%d calls: a judgement refused, or closed while waiting, must send nothing", n)
+	}
+}

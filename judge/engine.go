@@ -36,6 +36,7 @@ type Engine struct {
 	seq     uint64
 	ready   jobHeap  // jobs with units to send, earliest deadline first
 	delayed unitHeap // units waiting out a backoff, earliest first
+	parked  parkHeap // jobs waiting for the budget's refill, earliest first
 	flights map[cacheKey]*flight
 	live    map[*job]struct{}
 	running map[*unit]struct{}

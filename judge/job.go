@@ -35,6 +35,10 @@ type job struct {
 	probe    bool
 	started  bool
 	heapIdx  int
+	// notBefore is when the budget has paid for the job's requests (zero:
+	// at Admit); until then it is parked, at parkIdx (-1: not parked).
+	notBefore time.Time
+	parkIdx   int
 	// reservedFor marks the groups for which Admit reserved a budget token
 	// (1) that has been neither spent on a request nor given back: only
 	// those give a token back when another request answers them.
@@ -93,7 +97,7 @@ const EmptyChunkReason = "empty chunk: no text to judge"
 // cache keys.
 func (e *Engine) prepare(req Request) *job {
 	query, ref := TruncateRunes(req.Query, e.maxChunkChars), TruncateRunes(req.Reference, e.maxChunkChars)
-	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1, purpose: req.Purpose, fresh: req.Fresh}
+	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1, parkIdx: -1, purpose: req.Purpose, fresh: req.Fresh}
 	if j.purpose == "" {
 		j.purpose = PurposeTraffic
 	}
@@ -205,6 +209,10 @@ func (e *Engine) releaseLocked(j *job) {
 	delete(e.live, j)
 	if j.heapIdx >= 0 {
 		heap.Remove(&e.ready, j.heapIdx)
+	}
+	if j.parkIdx >= 0 {
+		heap.Remove(&e.parked, j.parkIdx)
+		e.queued += j.todo // not counted while parked
 	}
 	e.queued -= j.todo
 	j.todo = 0

@@ -42,3 +42,27 @@ func (h *unitHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return u
 }
+
+// parkHeap is the judgements waiting for the budget's refill to pay for
+// their requests, earliest first.
+type parkHeap []*job
+
+func (h parkHeap) Len() int           { return len(h) }
+func (h parkHeap) Less(a, b int) bool { return h[a].notBefore.Before(h[b].notBefore) }
+func (h parkHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].parkIdx, h[b].parkIdx = a, b
+}
+func (h *parkHeap) Push(x any) {
+	j := x.(*job)
+	j.parkIdx = len(*h)
+	*h = append(*h, j)
+}
+func (h *parkHeap) Pop() any {
+	old := *h
+	j := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	j.parkIdx = -1
+	return j
+}

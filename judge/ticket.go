@@ -1,6 +1,9 @@
 package judge
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
 // Ticket is an admitted judgement: what it needs is reserved (budget, a
 // place in the schedule), but nothing is sent until Commit. The processor
@@ -71,14 +74,31 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 			}
 			return nil, err
 		}
-		if e.budget != nil && !e.budget.take(need) {
-			if probe {
-				e.health.probeEnded()
+		if e.budget != nil {
+			wait, ok := e.budget.reserve(need, e.budgetWaitLocked(j, now))
+			if !ok {
+				if probe {
+					e.health.probeEnded()
+				}
+				return nil, ErrOverBudget
 			}
-			return nil, ErrOverBudget
+			if wait > 0 {
+				j.notBefore = now.Add(wait)
+			}
 		}
 	}
 	return &Ticket{e: e, j: j}, nil
+}
+
+// budgetWaitLocked is how long judgement j may wait for the budget: half
+// the time to its deadline, less a request at the judge's current latency,
+// so that it can still be judged with a retry. A judgement without a
+// deadline, and the health breaker's probe, do not wait.
+func (e *Engine) budgetWaitLocked(j *job, now time.Time) time.Duration {
+	if j.deadline.IsZero() || j.probe {
+		return 0
+	}
+	return max(0, j.deadline.Sub(now)/2-e.latency.mean)
 }
 
 func duplicateKey(keys []cacheKey, k cacheKey) bool {
@@ -160,7 +180,14 @@ func (t *Ticket) Commit(done func(Result, error)) {
 		return
 	}
 	j.done = done
-	if j.runnable() > 0 {
+	switch {
+	case j.runnable() == 0:
+	case j.notBefore.After(e.clock.Now()):
+		// Its requests wait for the budget's refill: a worker wakes for
+		// them then (armWakeLocked), and counts them as queued.
+		heap.Push(&e.parked, j)
+		e.cond.Broadcast()
+	default:
 		e.queued += j.todo
 		e.ready.push(j)
 		e.cond.Broadcast()

@@ -329,21 +329,34 @@ func (e *Engine) backoff(attempt int) time.Duration {
 	return half + time.Duration(e.jitter()*float64(half))
 }
 
-// promoteLocked moves units whose backoff is over back in line.
+// promoteLocked moves units whose backoff is over, and jobs the budget has
+// paid for, in line.
 func (e *Engine) promoteLocked(now time.Time) {
 	for len(e.delayed) > 0 && !e.delayed[0].notBefore.After(now) {
 		u := heap.Pop(&e.delayed).(*unit)
 		e.queued--
 		e.placeLocked(u)
 	}
+	for len(e.parked) > 0 && !e.parked[0].notBefore.After(now) {
+		j := heap.Pop(&e.parked).(*job)
+		e.queued += j.todo
+		e.ready.push(j)
+	}
 }
 
-// armWakeLocked makes sure a worker wakes when the earliest backoff ends.
+// armWakeLocked makes sure a worker wakes when the earliest backoff or
+// budget wait ends.
 func (e *Engine) armWakeLocked(now time.Time) {
-	if len(e.delayed) == 0 || e.closed {
+	if (len(e.delayed) == 0 && len(e.parked) == 0) || e.closed {
 		return
 	}
-	at := e.delayed[0].notBefore
+	var at time.Time
+	if len(e.delayed) > 0 {
+		at = e.delayed[0].notBefore
+	}
+	if len(e.parked) > 0 && (at.IsZero() || e.parked[0].notBefore.Before(at)) {
+		at = e.parked[0].notBefore
+	}
 	if e.wake != nil && !at.Before(e.wakeAt) {
 		return
 	}
