@@ -22,9 +22,14 @@ func adaptiveSettings(cfg *config.Config) rateSettings {
 	if cfg.Judge.Model.Builtin() {
 		budget = 0 // builtin:lexical has no budget
 	}
+	// The engine lets a span wait for the budget's refill for half the
+	// time to its deadline less the judge's mean latency; judge.timeout
+	// bounds that latency, so the controller counts on no more.
+	wait := max(0, cfg.MaxWait/2-cfg.Judge.ClientConfig.Timeout)
 	return rateSettings{
 		spend:         cfg.Spend(),
 		budget:        budget,
+		budgetWait:    wait,
 		minPerSecond:  a.MinJudgedPerHour / 3600,
 		minProb:       a.MinPercentage / 100,
 		maxProb:       a.MaxPercentage / 100,

@@ -400,7 +400,9 @@ func TestStatusBudget(t *testing.T) {
 	srv := chatServer(t, chattest.KeywordJudge("Paris"))
 	h := newHarness(t, func(c *config.Config) {
 		llmJudge(srv.URL)(c)
-		c.Judge.MaxRequestsPerSecond = 3 // one span of 3 chunks per second
+		// A request every 10 s: the second span would wait 30 s for the
+		// refill, more than the half of max_wait (30s) it may.
+		c.Judge.MaxRequestsPerSecond = 0.1
 	}, judge.WithClock(stoppedClock{}))
 	b := newBatch("svc")
 	b.project("first", "q", "Paris", capitalChunks...)
@@ -421,5 +423,35 @@ func TestStatusBudget(t *testing.T) {
 	expectStatus(t, h.span("second"), ragattr.StatusBudget)
 	if srv.Calls() != 3 {
 		t.Fatalf("%d judge calls, want 3", srv.Calls())
+	}
+}
+
+// A span the budget cannot pay for at once, but can within half of
+// max_wait, is held for the refill and scored, not passed with status
+// budget: spans arrive at random, and a budget that refused them at once
+// would refuse a share of them well below its rate.
+func TestBudgetHoldsSpanForItsRefill(t *testing.T) {
+	srv := chatServer(t, chattest.KeywordJudge("Paris"))
+	h := newHarness(t, func(c *config.Config) {
+		llmJudge(srv.URL)(c)
+		c.Judge.MaxRequestsPerSecond = 6 // two spans of 3 chunks a second
+	})
+	b := newBatch("svc")
+	b.project("first", "q1", "Paris", capitalChunks...)
+	b.project("second", "q2", "Paris", capitalChunks...)
+	b.project("third", "q3", "Paris", capitalChunks...)
+	start := time.Now()
+	h.consume(b.td)
+	h.waitSpans(3)
+	for _, name := range []string{"first", "second", "third"} {
+		if got := attrStr(h.span(name), ragattr.Status); got != ragattr.StatusScored {
+			t.Fatalf("%s: status %q, want scored after the refill", name, got)
+		}
+	}
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Fatalf("three spans of 3 requests under a budget of 6 a second judged in %v: the third must wait for the refill", took)
+	}
+	if srv.Calls() != 9 {
+		t.Fatalf("%d judge calls, want 9", srv.Calls())
 	}
 }

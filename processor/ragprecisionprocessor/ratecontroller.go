@@ -31,10 +31,10 @@ const (
 	rateChangeLogged = 2
 	// budgetRefusalTarget is the share of selected spans the controller
 	// lets the judge's budget refuse: spans are selected at random, so a
-	// spend just under the budget still finds its one-second bucket empty
-	// now and then, and the spend is held below what keeps that share
-	// (budgetSafeSpend). Half the 1% docs/OPERATING.md promises, for the
-	// model's approximations.
+	// spend under the budget still finds its bucket short now and then,
+	// for longer than a span may wait for its refill, and the spend is held
+	// below what keeps that share (budgetSafeSpend). Half the 1%
+	// docs/OPERATING.md promises, for the model's approximations.
 	budgetRefusalTarget = 0.005
 )
 
@@ -49,6 +49,9 @@ type rateSettings struct {
 	// budget is judge.max_requests_per_second, 0 when there is none (no
 	// limit, or builtin:lexical): the spend is held to what it absorbs.
 	budget float64
+	// budgetWait is how long a span can count on waiting for the budget's
+	// refill before it is refused.
+	budgetWait time.Duration
 	// minPerSecond is each series' owed judged spans per second.
 	minPerSecond float64
 	// minProb and maxProb bound each series' probability.
@@ -320,22 +323,23 @@ func (c *rateController) spendLocked(traffic, cost []float64) float64 {
 	if work == 0 {
 		return c.set.spend
 	}
-	return math.Min(c.set.spend, budgetSafeSpend(c.set.budget, square/work, budgetRefusalTarget))
+	return math.Min(c.set.spend, budgetSafeSpend(c.set.budget, c.set.budgetWait, square/work, budgetRefusalTarget))
 }
 
 // budgetSafeSpend is the most requests a second, arriving at random in
 // spans of perSpan requests, of which a token bucket refilled at budget a
-// second and holding one second's worth (judge/budget.go) refuses at most
-// share. The bucket holds K = bucket/perSpan spans (at least one: a larger
-// span is admitted from a full bucket, in debt), spans arrive at ρ times
-// its refill, and it refuses a span as a queue of K places refuses one,
+// second, holding one second's worth and letting a span wait up to wait for
+// its refill (judge/budget.go), refuses at most share. Bucket and wait hold
+// K = (bucket + budget×wait)/perSpan spans (at least one: a larger span is
+// admitted from a full bucket, in debt), spans arrive at ρ times the
+// refill, and it refuses a span as a queue of K places refuses one,
 // (1−ρ)ρ^K/(1−ρ^(K+1)).
 // That takes the refill as random too (M/M/1/K), and so errs on the cheap
-// side: at a budget of 10 and 5 requests a span it allows 0.74 requests a
-// second at a 0.5% share, of which random arrivals see 0.3% refused; at 1
-// request a span, 6.5.
-func budgetSafeSpend(budget, perSpan, share float64) float64 {
-	k := math.Max(1, math.Max(1, budget)/perSpan)
+// side: at a budget of 10, 5 requests a span and the defaults' wait of 5 s
+// it allows 7.1 requests a second at a 0.5% share; with no wait, 0.74, of
+// which random arrivals see 0.3% refused.
+func budgetSafeSpend(budget float64, wait time.Duration, perSpan, share float64) float64 {
+	k := math.Max(1, (math.Max(1, budget)+budget*wait.Seconds())/perSpan)
 	refused := func(rho float64) float64 {
 		return (1 - rho) * math.Pow(rho, k) / (1 - math.Pow(rho, k+1))
 	}
