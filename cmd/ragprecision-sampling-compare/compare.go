@@ -165,6 +165,24 @@ func measure(sc scenario, r run) (row, error) {
 	var truth float64
 	sent := 0
 	due := map[string]float64{}
+	// The judge answers in real time, and no simulated time may pass while
+	// it does (a request would seem to take that long, and a span to wait
+	// past max_wait): the clock moves on once the judge has been idle, and
+	// no span has come back, for a while of real time. Spans waiting for
+	// the budget's refill send nothing meanwhile; they are judged as the
+	// clock passes their turn.
+	settle := func() {
+		calls, back := srv.Calls(), sink.SpanCount()
+		for quiet := 0; quiet < 3 && (back < sent || srv.InFlight() > 0); {
+			time.Sleep(100 * time.Microsecond)
+			c, b := srv.Calls(), sink.SpanCount()
+			if c == calls && b == back && srv.InFlight() == 0 {
+				quiet++
+				continue
+			}
+			calls, back, quiet = c, b, 0
+		}
+	}
 	for at := time.Duration(0); at < sc.length; at += sc.step {
 		clock.advance(sc.step)
 		relevant := sc.quietRelevant
@@ -188,13 +206,15 @@ func measure(sc scenario, r run) (row, error) {
 		if err := p.ConsumeTraces(ctx, td); err != nil {
 			return row{}, err
 		}
-		// The judge answers in real time: its spans come back before the
-		// simulated clock moves on, so none waits past max_wait.
-		for deadline := time.Now().Add(time.Minute); sink.SpanCount() < sent; time.Sleep(50 * time.Microsecond) {
-			if time.Now().After(deadline) {
-				return row{}, fmt.Errorf("%s: %d of %d spans came back", r.name, sink.SpanCount(), sent)
-			}
+		settle()
+	}
+	// The spans still waiting for the refill are judged as the clock moves
+	// on past the last batch.
+	for deadline := time.Now().Add(time.Minute); sink.SpanCount() < sent; settle() {
+		if time.Now().After(deadline) {
+			return row{}, fmt.Errorf("%s: %d of %d spans came back", r.name, sink.SpanCount(), sent)
 		}
+		clock.advance(sc.step)
 	}
 	out.candidates = sent
 	out.truth = truth / float64(sent)

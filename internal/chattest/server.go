@@ -187,6 +187,9 @@ func (s *Server) Calls() int64 { return s.calls.Load() }
 // MaxInFlight is the most requests that were being served at once.
 func (s *Server) MaxInFlight() int64 { return s.maxSeen.Load() }
 
+// InFlight is the number of requests being answered now.
+func (s *Server) InFlight() int64 { return s.inFlight.Load() }
+
 // Requests returns a copy of the requests received, in arrival order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
