@@ -34,9 +34,9 @@ type Engine struct {
 	cond    *sync.Cond
 	closed  bool
 	seq     uint64
-	ready   jobHeap  // jobs with units to send, earliest deadline first
-	delayed unitHeap // units waiting out a backoff, earliest first
-	parked  parkHeap // jobs waiting for the budget's refill, earliest first
+	ready   jobHeap[byDeadline] // jobs with units to send
+	delayed unitHeap            // units waiting out a backoff, earliest first
+	parked  jobHeap[byTurn]     // jobs waiting for the budget's refill
 	flights map[cacheKey]*flight
 	live    map[*job]struct{}
 	running map[*unit]struct{}

@@ -134,7 +134,7 @@ func (e *Engine) placeLocked(u *unit) {
 	u.owner = owner
 	owner.retries = append(owner.retries, u)
 	e.queued++
-	if owner.heapIdx < 0 {
+	if owner.pos[readySlot] < 0 {
 		e.ready.push(owner)
 	}
 	e.cond.Signal()

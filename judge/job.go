@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"container/heap"
 	"strings"
 	"time"
 )
@@ -34,11 +33,12 @@ type job struct {
 	finished bool
 	probe    bool
 	started  bool
-	heapIdx  int
+	// pos is the job's position in the engine's ready and parked heaps
+	// (-1: not in it).
+	pos [2]int
 	// notBefore is when the budget has paid for the job's requests (zero:
-	// at Admit); until then it is parked, at parkIdx (-1: not parked).
+	// at Admit); until then it is parked.
 	notBefore time.Time
-	parkIdx   int
 	// reservedFor marks the groups for which Admit reserved a budget token
 	// (1) that has been neither spent on a request nor given back: only
 	// those give a token back when another request answers them.
@@ -97,7 +97,7 @@ const EmptyChunkReason = "empty chunk: no text to judge"
 // cache keys.
 func (e *Engine) prepare(req Request) *job {
 	query, ref := TruncateRunes(req.Query, e.maxChunkChars), TruncateRunes(req.Reference, e.maxChunkChars)
-	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), heapIdx: -1, parkIdx: -1, purpose: req.Purpose, fresh: req.Fresh}
+	j := &job{query: query, ref: ref, verdicts: make([]Verdict, len(req.Chunks)), pos: [2]int{-1, -1}, purpose: req.Purpose, fresh: req.Fresh}
 	if j.purpose == "" {
 		j.purpose = PurposeTraffic
 	}
@@ -207,11 +207,8 @@ func (e *Engine) completeLocked(j *job) {
 // (or are dropped), its unspent budget is given back.
 func (e *Engine) releaseLocked(j *job) {
 	delete(e.live, j)
-	if j.heapIdx >= 0 {
-		heap.Remove(&e.ready, j.heapIdx)
-	}
-	if j.parkIdx >= 0 {
-		heap.Remove(&e.parked, j.parkIdx)
+	e.ready.remove(j)
+	if e.parked.remove(j) {
 		e.queued += j.todo // not counted while parked
 	}
 	e.queued -= j.todo

@@ -41,8 +41,8 @@ func (e *Engine) take() (u *unit, query, ref string) {
 				continue
 			}
 			u := e.nextUnitLocked(j, now)
-			if j.heapIdx >= 0 && j.runnable() == 0 {
-				heap.Remove(&e.ready, j.heapIdx)
+			if j.runnable() == 0 {
+				e.ready.remove(j)
 			}
 			if u == nil {
 				continue
