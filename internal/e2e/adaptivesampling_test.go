@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,22 +19,17 @@ import (
 	"github.com/ragprecision/ragprecision/internal/otlpsink"
 )
 
-const adaptiveConfig = `
+// adaptivePipeline is the collector of this file's tests: OTLP in, the
+// processor configured as given, OTLP out to the test's sink.
+func adaptivePipeline(processor string) string {
+	return strings.Replace(`
 receivers:
   otlp:
     protocols:
       grpc:
         endpoint: 127.0.0.1:{{GRPC}}
 processors:
-  ragprecision:
-    attributes: {data_source: app.index}
-    adaptive_sampling:
-      enabled: true
-      judge_requests_per_second: 20
-      min_judged_per_hour: 100
-      min_percentage: 0.1
-      adjust_interval: 1s
-    product_metrics: {endpoint: "127.0.0.1:{{PRODUCT}}"}
+{{PROCESSOR}}
 exporters:
   otlp_grpc:
     endpoint: {{SINK}}
@@ -52,7 +48,19 @@ service:
       receivers: [otlp]
       processors: [ragprecision]
       exporters: [otlp_grpc]
-`
+`, "{{PROCESSOR}}", strings.TrimRight(processor, "\n"), 1)
+}
+
+var adaptiveConfig = adaptivePipeline(`  ragprecision:
+    attributes: {data_source: app.index}
+    adaptive_sampling:
+      enabled: true
+      judge_requests_per_second: 20
+      min_judged_per_hour: 100
+      min_percentage: 0.1
+      adjust_interval: 1s
+    product_metrics: {endpoint: "127.0.0.1:{{PRODUCT}}"}
+`)
 
 // adaptive_sampling through the built collector: a busy and a rare data
 // source (1 in 100) get their own percentages, the rare one the higher
@@ -156,14 +164,7 @@ func TestAdaptiveSamplingEndToEnd(t *testing.T) {
 	c.stop(t)
 }
 
-const adaptiveBurstConfig = `
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:{{GRPC}}
-processors:
-  ragprecision:
+var adaptiveBurstConfig = adaptivePipeline(`  ragprecision:
     attributes: {data_source: app.index}
     max_wait: 10s
     judge:
@@ -179,33 +180,16 @@ processors:
       min_judged_per_hour: {{MIN}}
       min_percentage: 0.01
       adjust_interval: 1s
-exporters:
-  otlp_grpc:
-    endpoint: {{SINK}}
-    tls:
-      insecure: true
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:{{HEALTH}}
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [ragprecision]
-      exporters: [otlp_grpc]
-`
+`)
 
 // adaptive_sampling through the built collector with an LLM judge and its
 // budget, over a compressed burst: 100 retrievals a second, 1,000 for ten
 // seconds, 100 again, and a rare data source at 1 a second, at a spend of
 // 40 requests a second (a span each) against a budget of 50, so that a
 // share of 1% is a dozen spans, not one. Under 1% of the selected spans
-// pass with status budget (docs/OPERATING.md: the
-// spend is held to what the budget's bucket absorbs), and the rare source
+// pass with status budget (docs/OPERATING.md: a span waits for the
+// budget's refill, and the spend is held to what bucket and wait absorb),
+// and the rare source
 // is judged at least its min_judged_per_hour, scaled to the run.
 func TestAdaptiveSamplingEndToEndBurst(t *testing.T) {
 	t.Parallel()
