@@ -59,7 +59,7 @@ func TestLoadSample(t *testing.T) {
 	if yesNo != 80 {
 		t.Errorf("%d yes/no questions, want 80", yesNo)
 	}
-	// The README's check value: CP of the human verdicts in file order.
+	// The check value of docs/EVAL_FORMAT.md: CP of the human verdicts in file order.
 	if got := TrueMeanCP(qs); math.Abs(got-0.3844) > 5e-5 {
 		t.Errorf("mean true CP %.6f, want 0.3844", got)
 	}
