@@ -19,7 +19,7 @@ COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
 # FORCE: a prerequisite that makes a rule's recipe run every time.
-.PHONY: FORCE all build demo validate test lint unit e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
+.PHONY: FORCE all build demo validate test lint unit unit-race unit-rest unit-timing e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
 
 all: build
 
@@ -156,13 +156,21 @@ validate: $(COLLECTOR)
 ## The distribution builds first; then the router builds in the background, at
 ## the lowest priority, reusing the packages the two share: it takes the CPU
 ## the other stages leave idle, and only the end-to-end tests that need it
-## wait for it. The benchmark runs alone, after everything else. The rules'
-## unit tests run in `unit` (internal/promcheck's TestPromtoolUnitTests runs
-## what `make rules` runs), not twice.
+## wait for it. The end-to-end tests mostly wait, so the unit tests of the
+## commands and internal packages (unit-rest) run beside them, at the lowest
+## priority too, their output shown once both are done. The scheduler's
+## real-time test (unit-timing) and the benchmark run alone, after everything
+## else. The rules' unit tests run in `unit` (internal/promcheck's
+## TestPromtoolUnitTests runs what `make rules` runs), not twice.
+UNIT_REST_LOG := $(CURDIR)/build/unit-rest.log
 test: $(COLLECTOR)
 	@$(start_router_build); trap '$(stop_router_build)' EXIT; \
-	$(MAKE) --no-print-directory lint unit e2e ROUTER_BUILD_STARTED=1 && \
-	$(MAKE) --no-print-directory bench-short
+	$(MAKE) --no-print-directory lint unit-race || exit 1; \
+	{ nice -n 19 $(MAKE_COMMAND) --no-print-directory unit-rest >$(UNIT_REST_LOG) 2>&1; } & rest=$$!; \
+	$(MAKE) --no-print-directory e2e ROUTER_BUILD_STARTED=1; e2e=$$?; \
+	wait $$rest; rest=$$?; echo "make unit-rest (beside the end-to-end tests):"; cat $(UNIT_REST_LOG); \
+	[ $$e2e = 0 ] && [ $$rest = 0 ] && \
+	$(MAKE) --no-print-directory unit-timing bench-short
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -198,9 +206,15 @@ RACE_PKGS := ./processor/... ./judge/... ./config/... ./scoring/...
 # proportion to the later ones.
 UNRACED_TESTS := ^TestBurstIsJudgedSpanBySpan$$
 
-unit:
+unit: unit-race unit-rest unit-timing
+
+unit-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)" $(RACE_PKGS)
+
+unit-rest:
 	$(GO) test -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./cmd/... ./internal/...
+
+unit-timing:
 	$(GO) test -count=1 -run "$(UNRACED_TESTS)" ./processor/ragprecisionprocessor/
 
 ## e2e: build the distribution, run it against a local judge and check what comes
