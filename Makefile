@@ -156,21 +156,13 @@ validate: $(COLLECTOR)
 ## The distribution builds first; then the router builds in the background, at
 ## the lowest priority, reusing the packages the two share: it takes the CPU
 ## the other stages leave idle, and only the end-to-end tests that need it
-## wait for it. The end-to-end tests mostly wait, so the unit tests of the
-## commands and internal packages (unit-rest) run beside them, at the lowest
-## priority too, their output shown once both are done. The scheduler's
-## real-time test (unit-timing) and the benchmark run alone, after everything
-## else. The rules' unit tests run in `unit` (internal/promcheck's
-## TestPromtoolUnitTests runs what `make rules` runs), not twice.
-UNIT_REST_LOG := $(CURDIR)/build/unit-rest.log
+## wait for it. The benchmark runs alone, after everything else. The rules'
+## unit tests run in `unit` (internal/promcheck's TestPromtoolUnitTests runs
+## what `make rules` runs), not twice.
 test: $(COLLECTOR)
 	@$(start_router_build); trap '$(stop_router_build)' EXIT; \
-	$(MAKE) --no-print-directory lint unit-race || exit 1; \
-	{ nice -n 19 $(MAKE_COMMAND) --no-print-directory unit-rest >$(UNIT_REST_LOG) 2>&1; } & rest=$$!; \
-	$(MAKE) --no-print-directory e2e ROUTER_BUILD_STARTED=1; e2e=$$?; \
-	wait $$rest; rest=$$?; echo "make unit-rest (beside the end-to-end tests):"; cat $(UNIT_REST_LOG); \
-	[ $$e2e = 0 ] && [ $$rest = 0 ] && \
-	$(MAKE) --no-print-directory unit-timing bench-short
+	$(MAKE) --no-print-directory lint unit e2e ROUTER_BUILD_STARTED=1 && \
+	$(MAKE) --no-print-directory bench-short
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
