@@ -1,9 +1,6 @@
 package judge
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // Ticket is an admitted judgement: what it needs is reserved (budget, a
 // place in the schedule), but nothing is sent until Commit. The processor
@@ -90,15 +87,21 @@ func (e *Engine) admitLocked(j *job, now time.Time) (*Ticket, error) {
 	return &Ticket{e: e, j: j}, nil
 }
 
-// budgetWaitLocked is how long judgement j may wait for the budget: half
-// the time to its deadline, less a request at the judge's current latency,
-// so that it can still be judged with a retry. A judgement without a
+// budgetWaitLocked is how long judgement j may wait for the budget
+// (BudgetWait at the judge's current latency). A judgement without a
 // deadline, and the health breaker's probe, do not wait.
 func (e *Engine) budgetWaitLocked(j *job, now time.Time) time.Duration {
 	if j.deadline.IsZero() || j.probe {
 		return 0
 	}
-	return max(0, j.deadline.Sub(now)/2-e.latency.mean)
+	return BudgetWait(j.deadline.Sub(now), e.latency.mean)
+}
+
+// BudgetWait is how long a judgement with within left to its deadline may
+// wait for the budget's refill, at a request latency of latency: half its
+// time, less one request, so that it can still be judged with a retry.
+func BudgetWait(within, latency time.Duration) time.Duration {
+	return max(0, within/2-latency)
 }
 
 func duplicateKey(keys []cacheKey, k cacheKey) bool {
@@ -185,7 +188,7 @@ func (t *Ticket) Commit(done func(Result, error)) {
 	case j.notBefore.After(e.clock.Now()):
 		// Its requests wait for the budget's refill: a worker wakes for
 		// them then (armWakeLocked), and counts them as queued.
-		heap.Push(&e.parked, j)
+		e.parked.push(j)
 		e.cond.Broadcast()
 	default:
 		e.queued += j.todo

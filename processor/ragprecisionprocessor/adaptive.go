@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ragprecision/ragprecision/config"
+	"github.com/ragprecision/ragprecision/judge"
 	"github.com/ragprecision/ragprecision/judge/openai"
 )
 
@@ -22,10 +23,10 @@ func adaptiveSettings(cfg *config.Config) rateSettings {
 	if cfg.Judge.Model.Builtin() {
 		budget = 0 // builtin:lexical has no budget
 	}
-	// The engine lets a span wait for the budget's refill for half the
-	// time to its deadline less the judge's mean latency; judge.timeout
-	// bounds that latency, so the controller counts on no more.
-	wait := max(0, cfg.MaxWait/2-cfg.Judge.ClientConfig.Timeout)
+	// judge.timeout bounds the judge's latency, with which the engine
+	// bounds a span's wait for the budget: the controller counts on no
+	// longer a wait.
+	wait := judge.BudgetWait(cfg.MaxWait, cfg.Judge.ClientConfig.Timeout)
 	return rateSettings{
 		spend:         cfg.Spend(),
 		budget:        budget,
