@@ -12,13 +12,20 @@ import (
 	"github.com/ragprecision/ragprecision/judge/internal/judgetest"
 )
 
-func TestBudgetExhaustion(t *testing.T) {
+// budgetedJudge is an LLM judge with a budget of 4 requests a second, no
+// cache, and clock, against a server that calls chunks saying "x" relevant.
+func budgetedJudge(t *testing.T, clock judge.Clock) (*judge.Engine, *chattest.Server) {
+	t.Helper()
 	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
 	c := judgetest.NewLLM(srv.URL)
 	c.MaxRequestsPerSecond = 4
 	c.CacheSize = 0
+	return c.New(t, judge.WithClock(clock)), srv
+}
+
+func TestBudgetExhaustion(t *testing.T) {
 	clock := judgetest.NewFakeClock()
-	j := c.New(t, judge.WithClock(clock))
+	j, srv := budgetedJudge(t, clock)
 	req := judge.Request{Reference: "r", Chunks: []string{"x", "y", "z"}}
 	if _, err := j.Judge(context.Background(), req); err != nil {
 		t.Fatal(err)
@@ -75,12 +82,8 @@ func TestRetriesDoNotSpendBudget(t *testing.T) {
 // its requests. One that would wait more than half its time is refused at
 // once, and one still waiting when the engine closes ends with ErrClosed.
 func TestBudgetWaitsForItsRefill(t *testing.T) {
-	srv := judgetest.NewChatServer(t, chattest.KeywordJudge("x"))
-	c := judgetest.NewLLM(srv.URL)
-	c.MaxRequestsPerSecond = 4
-	c.CacheSize = 0
 	clock := judgetest.NewManualClock()
-	j := c.New(t, judge.WithClock(clock))
+	j, srv := budgetedJudge(t, clock)
 	req := func(q string) judge.Request {
 		return judge.Request{Query: q, Reference: "r", Chunks: []string{"x", "y", "z"}}
 	}
