@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/mod/semver"
 )
 
 // builderEnv names the OpenTelemetry Collector Builder `make e2e` installs
@@ -203,8 +205,9 @@ service:
 // TestManifestsUseOneRelease enforces, for the builder manifests this
 // repository ships, what the builder does not: every collector module of a
 // manifest from one release — one v0 (beta) version for core and contrib
-// modules, one v1 (stable) version — and, for the manifests with
-// ragprecision in them, the release its go.mod requires.
+// modules, one v1 (stable) version — and that release the one go.mod
+// requires: the router is built at it too, so that a cold build compiles
+// the collector's packages once for both binaries.
 func TestManifestsUseOneRelease(t *testing.T) {
 	root := repoRoot(t)
 	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -216,10 +219,10 @@ func TestManifestsUseOneRelease(t *testing.T) {
 		t.Fatal("go.mod does not require go.opentelemetry.io/collector/component")
 	}
 	ourStable := string(m[1])
-	for path, withRagprecision := range map[string]bool{
-		"builder-config.yaml":                        true,
-		"examples/own-collector/builder-config.yaml": true,
-		"deploy/router/builder-config.yaml":          false,
+	for _, path := range []string{
+		"builder-config.yaml",
+		"examples/own-collector/builder-config.yaml",
+		"deploy/router/builder-config.yaml",
 	} {
 		raw, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
@@ -255,11 +258,9 @@ func TestManifestsUseOneRelease(t *testing.T) {
 				t.Errorf("%s mixes collector releases: %s modules at %v", path, major, byVersion)
 			}
 		}
-		if withRagprecision {
-			for v := range versions["v1"] {
-				if v != ourStable {
-					t.Errorf("%s: stable modules at %s, but go.mod requires go.opentelemetry.io/collector/component %s", path, v, ourStable)
-				}
+		for v := range versions["v1"] {
+			if v != ourStable {
+				t.Errorf("%s: stable modules at %s, but go.mod requires go.opentelemetry.io/collector/component %s", path, v, ourStable)
 			}
 		}
 		if len(versions["v0"]) == 0 {
@@ -308,4 +309,67 @@ func TestBuilderAllowsMixedVersions(t *testing.T) {
 	if !strings.Contains(string(gomod), "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0") {
 		t.Fatalf("the generated go.mod does not keep otlpreceiver v0.160.0:\n%s", gomod)
 	}
+}
+
+// TestBuildsShareModuleVersions keeps what the Go build cache can share
+// between the builds of `make test`: a package is compiled once for all of
+// them only where they use the same version of its module (and of every
+// module below it). The distribution's go.mod, which the builder resolves,
+// is the reference:
+//   - this module's go.mod (the tests, go vet) and the tools module's
+//     (mdatagen) require the distribution's version of every module both
+//     name: `go get module@version` where they fall behind;
+//   - the router's manifest pins (replaces) the distribution's version
+//     where the loadbalancing exporter alone would resolve an older one.
+//     The router keeps newer versions that its exporter requires.
+//
+// A version out of step costs no correctness, only the minutes of
+// compiling gRPC or golang.org/x/sys's dependants twice on a cold cache.
+func TestBuildsShareModuleVersions(t *testing.T) {
+	t.Parallel()
+	requiredBinary(t, collectorEnv, "the distribution (make build)")
+	root := repoRoot(t)
+	dist := moduleVersions(t, filepath.Join(root, "build", "otelcol-ragprecision", "go.mod"))
+	for _, path := range []string{"go.mod", filepath.Join("internal", "tools", "go.mod")} {
+		for module, version := range moduleVersions(t, filepath.Join(root, path)) {
+			if want, ok := dist[module]; ok && version != want {
+				t.Errorf("%s requires %s %s, the distribution %s: go get %s@%s", path, module, version, want, module, want)
+			}
+		}
+	}
+	routerBinary(t)
+	for module, version := range moduleVersions(t, filepath.Join(root, "build", "otelcol-router", "go.mod")) {
+		if want, ok := dist[module]; ok && semver.Compare(version, want) < 0 {
+			t.Errorf("the router builds %s %s, the distribution %s: add `- %s => %s %s` to the replaces of deploy/router/builder-config.yaml",
+				module, version, want, module, module, want)
+		}
+	}
+}
+
+// moduleVersions reads the modules a go.mod requires, at the versions its
+// replace directives choose.
+func moduleVersions(t *testing.T, goMod string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "edit", "-json", goMod).Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json %s: %v", goMod, err)
+	}
+	type version struct{ Path, Version string }
+	var parsed struct {
+		Require []version
+		Replace []struct{ Old, New version }
+	}
+	if err := json.Unmarshal(out, &parsed); err != nil {
+		t.Fatalf("%s: %v", goMod, err)
+	}
+	versions := map[string]string{}
+	for _, r := range parsed.Require {
+		versions[r.Path] = r.Version
+	}
+	for _, r := range parsed.Replace {
+		if _, ok := versions[r.Old.Path]; ok && r.New.Version != "" {
+			versions[r.Old.Path] = r.New.Version
+		}
+	}
+	return versions
 }

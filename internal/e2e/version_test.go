@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// semver is the grammar of semver.org 2.0.0 (its recommended expression).
-var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+// semverPattern is the grammar of semver.org 2.0.0 (its recommended expression).
+var semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
 	`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
 	`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 
@@ -56,7 +56,7 @@ func TestVersionScript(t *testing.T) {
 			t.Fatalf("scripts/version.sh: %v\n%s", err, out)
 		}
 		v := strings.TrimSpace(string(out))
-		if !semver.MatchString(v) {
+		if !semverPattern.MatchString(v) {
 			t.Errorf("%q is not a semantic version", v)
 		}
 		return v
