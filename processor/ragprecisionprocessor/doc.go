@@ -5,6 +5,8 @@
 package ragprecisionprocessor
 
 // metadata.yaml is the source of internal/metadata, documentation.md and the
-// status table of README.md.
-//go:generate go tool -modfile=../../internal/tools/go.mod mdatagen metadata.yaml
+// status table of README.md. mdatagen runs with go run, not go tool: go tool
+// takes no build flags, so it would ignore the -trimpath of GOFLAGS (the
+// Makefile's) and compile every package mdatagen imports a second time.
+//go:generate go run -modfile=../../internal/tools/go.mod go.opentelemetry.io/collector/cmd/mdatagen metadata.yaml
 //go:generate go run ../../internal/metricdefs/readmegen README.md
