@@ -19,7 +19,7 @@ COLLECTOR       := $(BIN)/otelcol-ragprecision
 BUILD_DIR       := $(CURDIR)/build/otelcol-ragprecision
 
 # FORCE: a prerequisite that makes a rule's recipe run every time.
-.PHONY: FORCE all build demo validate test lint unit unit-race unit-rest unit-timing e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
+.PHONY: FORCE all build demo validate test lint fmt vet generated unit unit-race unit-rest unit-timing e2e rules variant-tests canary-tests dashboard fuzz bench bench-short eval cascade-curve clean image router own-build
 
 all: build
 
@@ -58,22 +58,13 @@ $(COLLECTOR): $(BUILDER) $(BUILD_MANIFEST) go.mod go.sum $(shell git ls-files '*
 
 ## router: bin/otelcol-router, the first tier of a scaled-out deployment: OTLP in,
 ## the loadbalancing exporter routing by trace ID to otelcol-ragprecision replicas
-## (deploy/router/builder-config.yaml). Its own collector release, v0.160.0: the
-## manifest says why.
-ROUTER_BUILDER_VERSION := v0.160.0
-ROUTER_BUILDER         := $(BIN)/builder-$(ROUTER_BUILDER_VERSION)
+## (deploy/router/builder-config.yaml), by the same builder and at the same
+## collector release as the distribution.
 ROUTER                 := $(BIN)/otelcol-router
 router: $(ROUTER)
 
-# Installed through a directory of its own, so that it never races the
-# distribution's builder for $(BIN)/builder.
-$(ROUTER_BUILDER):
-	@mkdir -p $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)
-	GOBIN=$(BIN)/.builder-$(ROUTER_BUILDER_VERSION) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(ROUTER_BUILDER_VERSION)
-	mv $(BIN)/.builder-$(ROUTER_BUILDER_VERSION)/builder $(ROUTER_BUILDER)
-
-$(ROUTER): $(ROUTER_BUILDER) deploy/router/builder-config.yaml
-	$(ROUTER_BUILDER) --config deploy/router/builder-config.yaml
+$(ROUTER): $(BUILDER) deploy/router/builder-config.yaml
+	$(BUILDER) --config deploy/router/builder-config.yaml
 	cp $(CURDIR)/build/otelcol-router/otelcol-router $(ROUTER)
 
 ## own-build: build examples/own-collector/builder-config.yaml, the minimal
@@ -150,64 +141,114 @@ validate: $(COLLECTOR)
 	done; \
 	exit $$status
 
-## test: formatting, vet, unit tests with the race detector, the rules' unit
-## tests, the end-to-end tests (Prometheus live, the image, scale-out included),
-## and the short whole-distribution benchmark (ratios only, about a minute).
-## The distribution builds first; then the router builds in the background, at
-## the lowest priority, reusing the packages the two share: it takes the CPU
-## the other stages leave idle, and only the end-to-end tests that need it
-## wait for it. The benchmark runs alone, after everything else. The rules'
-## unit tests run in `unit` (internal/promcheck's TestPromtoolUnitTests runs
-## what `make rules` runs), not twice.
-test: $(COLLECTOR)
-	@$(start_router_build); trap '$(stop_router_build)' EXIT; \
-	$(MAKE) --no-print-directory lint unit e2e ROUTER_BUILD_STARTED=1 && \
-	$(MAKE) --no-print-directory bench-short
+## test: formatting, generated files, vet, unit tests with the race detector,
+## the rules' unit tests, the end-to-end tests (Prometheus live, the image,
+## scale-out included), and the short whole-distribution benchmark (ratios
+## only, about a minute). The rules' unit tests run in `unit`
+## (internal/promcheck's TestPromtoolUnitTests runs what `make rules` runs).
+##
+## Arranged to keep both cores busy on a cold build cache:
+##  - the packages of the race detector's tests compile (at the lowest
+##    priority) while the generated files are checked and the distribution
+##    builds: they share no compiled package with anything else;
+##  - the router builds in the background (nice 10) from then on, reusing
+##    the packages it shares with the distribution;
+##  - the race tests run, then the end-to-end tests run in the background
+##    (they mostly wait) while go vet and the other unit tests take the idle
+##    CPU at the lowest priority; the end-to-end output follows theirs;
+##  - the scheduler's timing test and the benchmark run last, alone.
+## go test's own vet checks are off (GOTEST_VET): lint's go vet ./... runs
+## all of them, and each go test would analyse every dependency again.
+test:
+	@$(start_race_compile); trap '$(stop_race_compile)' EXIT; \
+	$(MAKE) --no-print-directory fmt generated $(COLLECTOR) || exit 1; \
+	$(start_router_build); trap '$(stop_race_compile); $(stop_router_build); $(stop_e2e)' EXIT; \
+	$(wait_race_compile); \
+	$(MAKE) --no-print-directory unit-race GOTEST_VET=-vet=off || exit 1; \
+	$(start_e2e); \
+	nice -n 19 $(MAKE) --no-print-directory vet unit-rest GOTEST_VET=-vet=off; rest=$$?; \
+	$(wait_e2e); [ $$rest = 0 ] && [ $$e2e = 0 ] || exit 1; \
+	$(MAKE) --no-print-directory unit-timing bench-short GOTEST_VET=-vet=off
 
-lint:
+lint: fmt vet generated
+
+fmt:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+
+vet:
 	$(GO) vet ./...
-	@# What go generate writes (mdatagen's code and docs, the metric tables)
-	@# must be what is committed: it changes nothing, also on a dirty tree.
+
+# What go generate writes (mdatagen's code and docs, the metric tables) must
+# be what is committed: it changes nothing, also on a dirty tree. (It
+# rewrites the files, so it runs before the distribution builds: a later
+# run would make make rebuild it.)
+generated:
 	@before="$$(git status --porcelain; git diff)"; $(GO) generate ./... || exit 1; \
 	  if [ "$$before" != "$$(git status --porcelain; git diff)" ]; then \
 	    echo "go generate ./... changed files: commit what it generates"; git status --short; exit 1; fi
 
+# go test's vet checks, e.g. -vet=off where go vet ./... runs anyway.
+GOTEST_VET ?=
+
+# The packages the race detector's tests import, compiled (not linked: go
+# test links its binaries anyway) in the background at the lowest priority,
+# for `make test`; unit-race reports any error (the log: RACE_COMPILE_LOG).
+RACE_COMPILE_LOG := $(CURDIR)/build/race-compile.log
+start_race_compile = mkdir -p $(CURDIR)/build; set -m; \
+	{ CGO_ENABLED=1 nice -n 19 $(GO) build -race $$($(GO) list -test -deps -f '{{if and (not .Standard) (ne .Name "main")}}{{.ImportPath}}{{end}}' $(RACE_PKGS) | grep -v ' ') >$(RACE_COMPILE_LOG) 2>&1; } & \
+	race_compile=$$!; set +m
+stop_race_compile = kill -- -$$race_compile 2>/dev/null || true
+wait_race_compile = wait $$race_compile 2>/dev/null || true
+
+# `make e2e` in the background, in a process group of its own, its output in
+# E2E_LOG, shown when it is done.
+E2E_LOG := $(CURDIR)/build/e2e.log
+start_e2e = echo "make e2e: in the background, output in $(E2E_LOG) (shown when it is done)"; set -m; \
+	{ $(MAKE_COMMAND) --no-print-directory e2e ROUTER_BUILD_STARTED=1 GOTEST_VET=-vet=off >$(E2E_LOG) 2>&1; } & \
+	e2e_run=$$!; set +m
+stop_e2e = kill -- -$$e2e_run 2>/dev/null || true
+wait_e2e = wait $$e2e_run; e2e=$$?; echo "make e2e (in the background):"; cat $(E2E_LOG); \
+	[ $$e2e = 0 ] || echo "make e2e failed" >&2
+
 # The tests that run the built distribution: `e2e` runs them, `unit` leaves
 # them out (with CI set they fail rather than skip without the binary).
-E2E_TESTS := TestVersionFlag|TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestScaleOut|TestKubernetesManifests|TestHelmValues|TestOperatorManifest|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
+E2E_TESTS := TestVersionFlag|TestEndToEnd|TestRecordedTraffic|TestNPMInstrumentations|TestExampleConfigsValidate|TestValidateReportsEveryProblem|TestDemo|TestJudgeOutageShowsInHealthCheck|TestHealthCheckDocsQuoteTheExample|TestPrometheus|TestImage|TestOwnCollectorBuild|TestBuilderAllowsMixedVersions|TestBuildsShareModuleVersions|TestScaleOut|TestKubernetesManifests|TestHelmValues|TestOperatorManifest|TestTailSamplingExample|TestShadowJudgeEndToEnd|TestAdaptiveSamplingEndToEnd
 
 # The short benchmark of the whole distribution: `bench-short` runs it alone,
 # so that no other test shares the cores it measures.
 DIST_TESTS := TestDistributionShort
 
-# The product's concurrent code, the processor and the judge (with the
-# configuration and scoring they are built from), runs under the race
-# detector. The commands and internal packages (tools, test servers, span
-# readers, checkers of docs and rules) run without it: the race detector
-# compiles everything they import once more (cgo, instrumented), which on
-# a cold cache costs minutes, and slows the promtool and sampling-comparison
-# tests twofold; the processor's and the judge's own tests are what exercise
-# their concurrency.
-RACE_PKGS := ./processor/... ./judge/... ./config/... ./scoring/...
+# The product's concurrent code, the processor and the judge, runs under the
+# race detector. The configuration, scoring, the commands and internal
+# packages (tools, test servers, span readers, checkers of docs and rules)
+# run without it: the race detector compiles everything they import once
+# more (cgo, instrumented), which on a cold cache costs minutes, and slows
+# the promtool and sampling-comparison tests twofold; the processor's and
+# the judge's own tests are what exercise their concurrency.
+RACE_PKGS := ./processor/... ./judge/...
 # A test of the scheduler's use of real time (how many spans the judge's
 # slots score in max_wait) runs without the detector too, after the rest:
 # under it, on a machine that is compiling, the first replies' latency,
 # with which the scheduler sheds what cannot finish, is out of all
 # proportion to the later ones.
 UNRACED_TESTS := ^TestBurstIsJudgedSpanBySpan$$
+# The lexical judge's comparison with its reference implementation on every
+# HotpotQA retrieval runs in one goroutine: the race detector has nothing
+# to find there and makes it ten times slower (13 s), so it runs in unit-rest.
+RACE_FREE_TESTS := ^TestSameAsReferenceHotpotQA$$
 
 unit: unit-race unit-rest unit-timing
 
 unit-race:
-	CGO_ENABLED=1 $(GO) test -race -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)" $(RACE_PKGS)
+	CGO_ENABLED=1 $(GO) test -race $(GOTEST_VET) -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)|$(RACE_FREE_TESTS)" $(RACE_PKGS)
 
 unit-rest:
-	$(GO) test -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./cmd/... ./internal/...
+	$(GO) test $(GOTEST_VET) -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./config/... ./scoring/... ./cmd/... ./internal/...
+	$(GO) test $(GOTEST_VET) -count=1 -run "$(RACE_FREE_TESTS)" ./judge/internal/lexical/
 
 unit-timing:
-	$(GO) test -count=1 -run "$(UNRACED_TESTS)" ./processor/ragprecisionprocessor/
+	$(GO) test $(GOTEST_VET) -count=1 -run "$(UNRACED_TESTS)" ./processor/ragprecisionprocessor/
 
 ## e2e: build the distribution, run it against a local judge and check what comes
 ## out; validate every example config; run the demo as `make demo` does, and
@@ -225,7 +266,7 @@ e2e: $(COLLECTOR) $(BUILDER)
 	@if [ -z "$(ROUTER_BUILD_STARTED)" ]; then $(start_router_build); trap '$(stop_router_build)' EXIT; fi; \
 	set -x; RAGPRECISION_COLLECTOR=$(COLLECTOR) RAGPRECISION_ROUTER=$(ROUTER) RAGPRECISION_BUILDER=$(BUILDER) \
 	  RAGPRECISION_ROUTER_BUILD_STATUS=$(ROUTER_BUILD_STATUS) \
-	  $(GO) test -count=1 -v -timeout 20m -parallel 32 -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/; \
+	  $(GO) test $(GOTEST_VET) -count=1 -v -timeout 20m -parallel 32 -run "$(E2E_TESTS)" ./internal/e2e/ ./cmd/ragdemo/; \
 	{ tests=$$?; set +x; } 2>/dev/null; [ $$tests = 0 ] || { $(show_failed_router_build); exit $$tests; }; \
 	$(wait_router_build)
 
@@ -237,7 +278,7 @@ ROUTER_BUILD_LOG    := $(CURDIR)/build/router-build.log
 ROUTER_BUILD_STATUS := $(CURDIR)/build/router-build.status
 start_router_build = mkdir -p $(CURDIR)/build; rm -f $(ROUTER_BUILD_STATUS); \
 	echo "make router: in the background, output in $(ROUTER_BUILD_LOG)"; \
-	set -m; { nice -n 19 $(MAKE_COMMAND) --no-print-directory router >$(ROUTER_BUILD_LOG) 2>&1; echo $$? >$(ROUTER_BUILD_STATUS); } & \
+	set -m; { nice -n 10 $(MAKE_COMMAND) --no-print-directory router >$(ROUTER_BUILD_LOG) 2>&1; echo $$? >$(ROUTER_BUILD_STATUS); } & \
 	router_build=$$!; set +m
 stop_router_build = kill -- -$$router_build 2>/dev/null || true
 wait_router_build = for i in $$(seq 900); do [ -s $(ROUTER_BUILD_STATUS) ] && break; sleep 1; done; \
@@ -300,7 +341,7 @@ bench: $(COLLECTOR)
 ## only loose ratios to the pipeline without ragprecision and that no span is
 ## lost (part of `make test`).
 bench-short: $(COLLECTOR)
-	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test -count=1 -v -run "$(DIST_TESTS)|TestConfigsValidate" ./internal/distbench/
+	RAGPRECISION_COLLECTOR=$(COLLECTOR) $(GO) test $(GOTEST_VET) -count=1 -v -run "$(DIST_TESTS)|TestConfigsValidate" ./internal/distbench/
 
 ## eval: agreement of a judge with human relevance labels: HotpotQA when
 ## ../shared/data/hotpotqa_dev500.jsonl (or $RAGPRECISION_HOTPOTQA) exists, else
