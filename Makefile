@@ -144,7 +144,7 @@ validate: $(COLLECTOR)
 ## test: formatting, generated files, vet, unit tests with the race detector,
 ## the rules' unit tests, the end-to-end tests (Prometheus live, the image,
 ## scale-out included), and the short whole-distribution benchmark (ratios
-## only, about a minute). The rules' unit tests run in `unit`
+## only, under a minute). The rules' unit tests run in `unit`
 ## (internal/promcheck's TestPromtoolUnitTests runs what `make rules` runs).
 ##
 ## Arranged to keep both cores busy on a cold build cache:
