@@ -157,18 +157,20 @@ validate: $(COLLECTOR)
 ##    (they mostly wait) while go vet and the other unit tests take the idle
 ##    CPU at the lowest priority; the end-to-end output follows theirs;
 ##  - the scheduler's timing test and the benchmark run last, alone.
-## go test's own vet checks are off (GOTEST_VET): lint's go vet ./... runs
-## all of them, and each go test would analyse every dependency again.
+## go test's own vet checks are off (GOTEST_VET, exported to every make
+## below): lint's go vet ./... runs all of them, and each go test would
+## analyse every dependency again.
+test: export GOTEST_VET = -vet=off
 test:
 	@$(start_race_compile); trap '$(stop_race_compile)' EXIT; \
 	$(MAKE) --no-print-directory fmt generated $(COLLECTOR) || exit 1; \
 	$(start_router_build); trap '$(stop_race_compile); $(stop_router_build); $(stop_e2e)' EXIT; \
 	$(wait_race_compile); \
-	$(MAKE) --no-print-directory unit-race GOTEST_VET=-vet=off || exit 1; \
+	$(MAKE) --no-print-directory unit-race || exit 1; \
 	$(start_e2e); \
-	nice -n 19 $(MAKE) --no-print-directory vet unit-rest GOTEST_VET=-vet=off; rest=$$?; \
+	nice -n 19 $(MAKE) --no-print-directory vet unit-rest; rest=$$?; \
 	$(wait_e2e); [ $$rest = 0 ] && [ $$e2e = 0 ] || exit 1; \
-	$(MAKE) --no-print-directory unit-timing bench-short GOTEST_VET=-vet=off
+	$(MAKE) --no-print-directory unit-timing bench-short
 
 lint: fmt vet generated
 
@@ -205,7 +207,7 @@ wait_race_compile = wait $$race_compile 2>/dev/null || true
 # E2E_LOG, shown when it is done.
 E2E_LOG := $(CURDIR)/build/e2e.log
 start_e2e = echo "make e2e: in the background, output in $(E2E_LOG) (shown when it is done)"; set -m; \
-	{ $(MAKE_COMMAND) --no-print-directory e2e ROUTER_BUILD_STARTED=1 GOTEST_VET=-vet=off >$(E2E_LOG) 2>&1; } & \
+	{ $(MAKE_COMMAND) --no-print-directory e2e ROUTER_BUILD_STARTED=1 >$(E2E_LOG) 2>&1; } & \
 	e2e_run=$$!; set +m
 stop_e2e = kill -- -$$e2e_run 2>/dev/null || true
 wait_e2e = wait $$e2e_run; e2e=$$?; echo "make e2e (in the background):"; cat $(E2E_LOG); \
