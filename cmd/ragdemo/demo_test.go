@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ragprecision/ragprecision/internal/testports"
 )
 
 const moduleRoot = "../.." // tests run in the package directory
@@ -226,17 +228,12 @@ func TestDemoWithRunningCollector(t *testing.T) {
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
-	var ls []net.Listener
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := testports.Pick()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls = append(ls, l) // held until all are picked, so none repeats
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+		ports = append(ports, p)
 	}
 	return ports
 }
