@@ -153,9 +153,12 @@ validate: $(COLLECTOR)
 ##    builds: they share no compiled package with anything else;
 ##  - the router builds in the background (nice 10) from then on, reusing
 ##    the packages it shares with the distribution;
-##  - the race tests run, then the end-to-end tests run in the background
-##    (they mostly wait) while go vet and the other unit tests take the idle
-##    CPU at the lowest priority; the end-to-end output follows theirs;
+##  - the race tests run, then the other unit tests; then the end-to-end
+##    tests run in the background (they mostly wait) while go vet takes the
+##    idle CPU at the lowest priority; the end-to-end output follows its.
+##    No other tests run beside the end-to-end tests: these hand ports to
+##    the collectors they start, which another test process listening on
+##    port 0 could take in between (a collector then fails to start);
 ##  - the scheduler's timing test and the benchmark run last, alone.
 ## go test's own vet checks are off (GOTEST_VET, exported to every make
 ## below): lint's go vet ./... runs all of them, and each go test would
@@ -166,9 +169,9 @@ test:
 	$(MAKE) --no-print-directory fmt generated $(COLLECTOR) || exit 1; \
 	$(start_router_build); trap '$(stop_race_compile); $(stop_router_build); $(stop_e2e)' EXIT; \
 	$(wait_race_compile); \
-	$(MAKE) --no-print-directory unit-race || exit 1; \
+	$(MAKE) --no-print-directory unit-race unit-rest || exit 1; \
 	$(start_e2e); \
-	nice -n 19 $(MAKE) --no-print-directory vet unit-rest; rest=$$?; \
+	nice -n 19 $(MAKE) --no-print-directory vet; rest=$$?; \
 	$(wait_e2e); [ $$rest = 0 ] && [ $$e2e = 0 ] || exit 1; \
 	$(MAKE) --no-print-directory unit-timing bench-short
 
