@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ragprecision/ragprecision/internal/testports"
 )
 
 const moduleRoot = "../.." // tests run in the package directory
@@ -228,12 +226,17 @@ func TestDemoWithRunningCollector(t *testing.T) {
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
+	var ls []net.Listener
 	for range n {
-		p, err := testports.Pick()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		ports = append(ports, p)
+		ls = append(ls, l) // held until all are picked, so none repeats
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
 	}
 	return ports
 }
