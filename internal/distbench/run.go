@@ -58,7 +58,7 @@ func DefaultOptions(collector string) Options {
 // change that doubles the cost of a span, not to measure it.
 func ShortOptions(collector string) Options {
 	o := DefaultOptions(collector)
-	o.Rounds, o.Warmup, o.Measure = 2, time.Second, 1500*time.Millisecond
+	o.Rounds, o.Warmup, o.Measure = 3, time.Second, 1500*time.Millisecond
 	return o
 }
 
