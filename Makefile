@@ -153,12 +153,15 @@ validate: $(COLLECTOR)
 ##    builds: they share no compiled package with anything else;
 ##  - the router builds in the background (nice 10) from then on, reusing
 ##    the packages it shares with the distribution;
-##  - the race tests run, then the other unit tests; then the end-to-end
-##    tests run in the background (they mostly wait) while go vet takes the
-##    idle CPU at the lowest priority; the end-to-end output follows its.
-##    No other tests run beside the end-to-end tests: these hand ports to
-##    the collectors they start, which another test process listening on
-##    port 0 could take in between (a collector then fails to start);
+##  - the race tests run, and beside them the other unit tests (nice 10: they
+##    take what the race tests leave idle as these wait; the output of each
+##    comes when it is done); neither hands ports to processes it starts;
+##  - then the end-to-end tests run in the background (they mostly wait)
+##    while go vet takes the idle CPU at the lowest priority; the end-to-end
+##    output follows its. No other tests run beside the end-to-end tests:
+##    these hand ports to the collectors they start, which another test
+##    process listening on port 0 could take in between (a collector then
+##    fails to start);
 ##  - the scheduler's timing test and the benchmark run last, alone.
 ## go test's own vet checks are off (GOTEST_VET, exported to every make
 ## below): lint's go vet ./... runs all of them, and each go test would
@@ -169,7 +172,7 @@ test:
 	$(MAKE) --no-print-directory fmt generated $(COLLECTOR) || exit 1; \
 	$(start_router_build); trap '$(stop_race_compile); $(stop_router_build); $(stop_e2e)' EXIT; \
 	$(wait_race_compile); \
-	$(MAKE) --no-print-directory unit-race unit-rest || exit 1; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit-race unit-rest UNIT_REST_NICE="nice -n 10" || exit 1; \
 	$(start_e2e); \
 	nice -n 19 $(MAKE) --no-print-directory vet; rest=$$?; \
 	$(wait_e2e); [ $$rest = 0 ] && [ $$e2e = 0 ] || exit 1; \
@@ -248,9 +251,12 @@ unit: unit-race unit-rest unit-timing
 unit-race:
 	CGO_ENABLED=1 $(GO) test -race $(GOTEST_VET) -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)|$(UNRACED_TESTS)|$(RACE_FREE_TESTS)" $(RACE_PKGS)
 
+# The other unit tests' priority: `make test` runs them beside the race tests.
+UNIT_REST_NICE ?=
+
 unit-rest:
-	$(GO) test $(GOTEST_VET) -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./config/... ./scoring/... ./cmd/... ./internal/...
-	$(GO) test $(GOTEST_VET) -count=1 -run "$(RACE_FREE_TESTS)" ./judge/internal/lexical/
+	$(UNIT_REST_NICE) $(GO) test $(GOTEST_VET) -count=1 -skip "$(E2E_TESTS)|$(DIST_TESTS)" ./config/... ./scoring/... ./cmd/... ./internal/...
+	$(UNIT_REST_NICE) $(GO) test $(GOTEST_VET) -count=1 -run "$(RACE_FREE_TESTS)" ./judge/internal/lexical/
 
 unit-timing:
 	$(GO) test $(GOTEST_VET) -count=1 -run "$(UNRACED_TESTS)" ./processor/ragprecisionprocessor/
