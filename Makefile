@@ -163,10 +163,10 @@ validate: $(COLLECTOR)
 ##    comes when it is done); neither hands ports to processes it starts;
 ##  - then the end-to-end tests run in the background (they mostly wait)
 ##    while go vet takes the idle CPU at the lowest priority; the end-to-end
-##    output follows its. No other tests run beside the end-to-end tests:
-##    these hand ports to the collectors they start, which another test
-##    process listening on port 0 could take in between (a collector then
-##    fails to start);
+##    output follows its. The ports they hand to the collectors and
+##    Prometheus they start come from internal/testports, where no listen
+##    on port 0 and no other test process can take them before the child
+##    binds them (a collector then failed to start, or a test read another's);
 ##  - the scheduler's timing test and the benchmark run last, alone.
 ## go test's own vet checks are off (GOTEST_VET, exported to every make
 ## below): lint's go vet ./... runs all of them, and each go test would

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ragprecision/ragprecision/internal/testports"
 )
 
 const moduleRoot = "../.." // tests run in the package directory
@@ -222,21 +224,16 @@ func TestDemoWithRunningCollector(t *testing.T) {
 	}
 }
 
-// freePorts returns n distinct TCP ports that were free a moment ago.
+// freePorts returns n ports given to no other test (internal/testports).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
-	var ls []net.Listener
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := testports.Pick()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls = append(ls, l) // held until all are picked, so none repeats
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+		ports = append(ports, p)
 	}
 	return ports
 }

@@ -3,16 +3,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ragprecision/ragprecision/internal/testports"
 )
 
 // This file runs any collector build — the distribution, the router, the
@@ -101,49 +102,17 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// handedOut holds every port freePortOn has returned. A port is free when
-// returned and bound a moment later by a child process: without this, the
-// kernel could give the same free port to two tests running in parallel.
-var handedOut = struct {
-	sync.Mutex
-	ports map[string]bool
-}{ports: map[string]bool{}}
-
 // freePortOn returns a port free on every one of hosts, so that replicas on
 // different loopback addresses can share it (the DNS resolver of the
 // loadbalancing exporter has one port for every address it resolves), and
-// not returned before.
+// given to no other test (internal/testports).
 func freePortOn(t *testing.T, hosts ...string) string {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 50 {
-		first, err := net.Listen("tcp", hosts[0]+":0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := fmt.Sprint(first.Addr().(*net.TCPAddr).Port)
-		ok := true
-		var others []net.Listener
-		for _, h := range hosts[1:] {
-			l, err := net.Listen("tcp", net.JoinHostPort(h, port))
-			if err != nil {
-				ok = false
-				break
-			}
-			others = append(others, l)
-		}
-		first.Close()
-		for _, l := range others {
-			l.Close()
-		}
-		if ok && !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
+	port, err := testports.Pick(hosts...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no port free on all of %v", hosts)
-	return ""
+	return strconv.Itoa(port)
 }
 
 // render replaces each {{KEY}} of tmpl and fails on one left over.
