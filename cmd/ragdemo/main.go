@@ -217,7 +217,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if len(lines) > 0 {
 		fmt.Fprintln(out, "\n"+samplingSummary(lines))
 	}
-	if note := inProcessJudgeNote(res.results); note != "" {
+	if note := inProcessJudgeNote(res.results, lines); note != "" {
 		fmt.Fprintln(out, "\n"+note)
 	}
 

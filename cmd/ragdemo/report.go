@@ -131,10 +131,13 @@ func labelAgreement(results []result) (agree, judged int) {
 	return agree, judged
 }
 
-// inProcessJudgeNote explains judge_requests_total at 0 when every score
-// came from builtin:lexical, which judges in the collector, without a
-// request; "" otherwise.
-func inProcessJudgeNote(results []result) string {
+// inProcessJudgeNote explains judge_requests_total when every score came
+// from builtin:lexical, which judges in the collector, without a request, in
+// the call that brings the batch; "" otherwise. A call may spend 50 ms so
+// (the processor's inline budget): the spans after that, on a loaded
+// machine, go to the judge's workers, and those count as requests. lines are
+// the scraped metrics.
+func inProcessJudgeNote(results []result, lines []string) string {
 	scored := 0
 	for _, r := range results {
 		if !r.scored {
@@ -148,9 +151,32 @@ func inProcessJudgeNote(results []result) string {
 	if scored == 0 {
 		return ""
 	}
+	llm := "An LLM judge (e.g. openai:gpt-4o-mini) counts one request per chunk there\n" +
+		"(one per span with judge.mode: batched), by outcome."
+	if n := judgeRequests(lines); n > 0 {
+		return fmt.Sprintf("%s judges inside the collector, without requests, for up to 50 ms of each batch; past that\n"+
+			"(a loaded machine), the judge's workers took the rest: judge_requests_total counts their %d, while\n"+
+			"scored_spans_total counts %d. %s", builtinJudge, n, scored, llm)
+	}
 	return fmt.Sprintf("%s judges inside the collector, without requests: judge_requests_total stays at 0 while\n"+
-		"scored_spans_total counts %d. An LLM judge (e.g. openai:gpt-4o-mini) counts one request per chunk there\n"+
-		"(one per span with judge.mode: batched), by outcome.", builtinJudge, scored)
+		"scored_spans_total counts %d. %s", builtinJudge, scored, llm)
+}
+
+// judgeRequests sums builtin:lexical's judge_requests_total for traffic over
+// its outcomes, from the scraped lines.
+func judgeRequests(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		series, value, ok := strings.Cut(l, "} ")
+		if !ok || !strings.HasPrefix(series, "otelcol_processor_ragprecision_judge_requests_total{") ||
+			!strings.Contains(series, `judge_model="`+builtinJudge+`"`) || !strings.Contains(series, `purpose="traffic"`) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			n += int(v)
+		}
+	}
+	return n
 }
 
 // builtinJudge is the offline judge examples/demo.yaml configures.

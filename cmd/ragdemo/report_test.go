@@ -303,15 +303,25 @@ func TestExplainRankings(t *testing.T) {
 
 func TestInProcessJudgeNote(t *testing.T) {
 	lexical := []result{{scored: true, judge: "builtin:lexical"}, {scored: true, judge: "builtin:lexical"}, {status: "timeout"}}
-	if note := inProcessJudgeNote(lexical); !strings.Contains(note, "builtin:lexical judges inside the collector, without requests") ||
+	if note := inProcessJudgeNote(lexical, nil); !strings.Contains(note, "builtin:lexical judges inside the collector, without requests") ||
 		!strings.Contains(note, "scored_spans_total counts 2") {
 		t.Errorf("note %q", note)
+	}
+	// Past a batch's inline budget, the workers judge, with requests.
+	lines := []string{
+		`otelcol_processor_ragprecision_judge_requests_total{judge_model="builtin:lexical",outcome="ok",purpose="traffic"} 13`,
+		`otelcol_processor_ragprecision_judge_requests_total{judge_model="builtin:lexical",outcome="error",purpose="traffic"} 1`,
+		`otelcol_processor_ragprecision_judge_requests_total{judge_model="builtin:lexical",outcome="ok",purpose="canary"} 5`,
+	}
+	if note := inProcessJudgeNote(lexical, lines); !strings.Contains(note, "judge_requests_total counts their 14") ||
+		strings.Contains(note, "stays at 0") {
+		t.Errorf("note with requests %q", note)
 	}
 	for name, results := range map[string][]result{
 		"an LLM judge": {{scored: true, judge: "builtin:lexical"}, {scored: true, judge: "openai:gpt-4o-mini"}},
 		"no score":     {{status: "timeout", judge: "builtin:lexical"}},
 	} {
-		if note := inProcessJudgeNote(results); note != "" {
+		if note := inProcessJudgeNote(results, nil); note != "" {
 			t.Errorf("%s: note %q, want none", name, note)
 		}
 	}
