@@ -31,8 +31,9 @@ const lowest = 20000
 var claims = filepath.Join(os.TempDir(), fmt.Sprintf("ragprecision-testports-%d", os.Getuid()))
 
 var (
-	mu   sync.Mutex
-	held []*os.File // the claims, open (and locked) while the process runs
+	mu    sync.Mutex
+	tried = map[int]bool{} // every port this process has tried, handed out or not
+	held  []*os.File       // the claims, open (and locked) while the process runs
 )
 
 // Pick returns a port that every host can bind now and that no other test
@@ -49,6 +50,10 @@ func Pick(hosts ...string) (int, error) {
 	end := ephemeralStart()
 	for range 500 {
 		port := lowest + rand.IntN(end-lowest)
+		if tried[port] {
+			continue
+		}
+		tried[port] = true
 		claimed, err := claim(port)
 		if err != nil {
 			return 0, err
@@ -59,13 +64,29 @@ func Pick(hosts ...string) (int, error) {
 		if bindable(port, hosts) {
 			return port, nil
 		}
-		// Something outside the tests holds it: the claim stays, so that
-		// this process does not try it again.
+		// Something outside the tests holds it.
 	}
 	return 0, fmt.Errorf("testports: no port in [%d, %d) free on all of %v", lowest, end, hosts)
 }
 
 func claimPath(port int) string { return filepath.Join(claims, strconv.Itoa(port)) }
+
+// claim locks the port's claim file and keeps it open: the lock holds until
+// this process exits, however it exits, and then frees the port for others.
+// A port another process holds is not claimed.
+func claim(port int) (bool, error) {
+	f, err := os.OpenFile(claimPath(port), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("testports: %w", err)
+	}
+	locked, err := lock(f)
+	if !locked {
+		f.Close()
+		return false, err
+	}
+	held = append(held, f)
+	return true, nil
+}
 
 func bindable(port int, hosts []string) bool {
 	var ls []net.Listener
