@@ -165,18 +165,15 @@ func inProcessJudgeNote(results []result, lines []string) string {
 // judgeRequests sums builtin:lexical's judge_requests_total for traffic over
 // its outcomes, from the scraped lines.
 func judgeRequests(lines []string) int {
-	n := 0
+	n := 0.0
 	for _, l := range lines {
-		series, value, ok := strings.Cut(l, "} ")
-		if !ok || !strings.HasPrefix(series, "otelcol_processor_ragprecision_judge_requests_total{") ||
-			!strings.Contains(series, `judge_model="`+builtinJudge+`"`) || !strings.Contains(series, `purpose="traffic"`) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
-			n += int(v)
+		name, value, ok := sample(l)
+		if ok && strings.HasPrefix(name, "otelcol_processor_ragprecision_judge_requests_total{") &&
+			label(name, "judge_model") == builtinJudge && label(name, "purpose") == "traffic" {
+			n += value
 		}
 	}
-	return n
+	return int(n)
 }
 
 // builtinJudge is the offline judge examples/demo.yaml configures.
